@@ -1,0 +1,14 @@
+"""The GPU catalog: models, the attributes the DRA driver publishes, and MIG geometry."""
+
+from compiler.catalog.catalog import Catalog, GpuModel, MigGeometry, MigProfile, load_catalog
+from compiler.catalog.mig_layouts import MigLayout, enumerate_layouts
+
+__all__ = [
+    "Catalog",
+    "GpuModel",
+    "MigGeometry",
+    "MigLayout",
+    "MigProfile",
+    "enumerate_layouts",
+    "load_catalog",
+]

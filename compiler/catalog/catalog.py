@@ -1,0 +1,133 @@
+"""Read the GPU catalog data file (gpus.yaml) into typed, immutable records."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+CATALOG_FILE = Path(__file__).with_name("gpus.yaml")
+
+
+@dataclass(frozen=True)
+class MigProfile:
+    """A GPU-instance profile of one model, e.g. 3g.40gb on H100-80GB."""
+
+    name: str
+    slot: str
+    gi_profile_id: int
+    compute_slices: int
+    memory_slices: int
+    starts: tuple[int, ...]
+    media: bool
+    memory_mib: int
+
+
+@dataclass(frozen=True)
+class MigGeometry:
+    """The slice counts of a MIG-capable model and the profiles it offers."""
+
+    memory_slices: int
+    compute_slices: int
+    profiles: tuple[MigProfile, ...]
+
+    def profile(self, name: str) -> MigProfile | None:
+        """The profile called `name` (case-insensitive), if the model offers it."""
+        wanted = name.lower()
+        return next((p for p in self.profiles if p.name.lower() == wanted), None)
+
+
+@dataclass(frozen=True)
+class GpuModel:
+    """One GPU model with what the NVIDIA DRA driver publishes for it."""
+
+    id: str
+    aliases: tuple[str, ...]
+    family: str
+    product_name: str
+    architecture: str
+    cuda_compute_capability: str
+    memory_mib: int
+    pci_device_id: str
+    mig: MigGeometry | None
+
+    @property
+    def memory_bytes(self) -> int:
+        """The `memory` capacity the DRA driver publishes, in bytes."""
+        return self.memory_mib * 2**20
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """All known GPU models, looked up by id, alias or product name (case-insensitive)."""
+
+    models: tuple[GpuModel, ...]
+
+    def lookup(self, name: str) -> GpuModel | None:
+        """The model a pool's `gpu` names, or None."""
+        return self._index().get(name.strip().lower())
+
+    def family(self, name: str) -> tuple[GpuModel, ...]:
+        """Every model of a family (e.g. H100), or the one model `name` is, or nothing."""
+        wanted = name.strip().lower()
+        members = tuple(m for m in self.models if m.family.lower() == wanted)
+        if members:
+            return members
+        model = self.lookup(name)
+        return (model,) if model is not None else ()
+
+    def known_names(self) -> list[str]:
+        """Model ids and family names, for diagnostics that list what is known."""
+        return sorted({m.id for m in self.models} | {m.family for m in self.models})
+
+    @cache  # noqa: B019 - the catalog is immutable and lives for the process
+    def _index(self) -> dict[str, GpuModel]:
+        index: dict[str, GpuModel] = {}
+        for model in self.models:
+            for key in (model.id, model.product_name, *model.aliases):
+                index[key.lower()] = model
+        return index
+
+
+def _geometry(raw: dict[str, Any], spec: dict[str, Any]) -> MigGeometry:
+    geometry = raw["migGeometries"][spec["geometry"]]
+    profiles = []
+    for slot, (name, memory_mib) in spec["profiles"].items():
+        shape = geometry["slots"][slot]
+        profiles.append(
+            MigProfile(
+                name=name,
+                slot=slot,
+                gi_profile_id=shape["giProfileId"],
+                compute_slices=shape["computeSlices"],
+                memory_slices=shape["memorySlices"],
+                starts=tuple(shape["starts"]),
+                media=bool(shape.get("media", False)),
+                memory_mib=memory_mib,
+            )
+        )
+    return MigGeometry(geometry["memorySlices"], geometry["computeSlices"], tuple(profiles))
+
+
+@cache
+def load_catalog(path: Path = CATALOG_FILE) -> Catalog:
+    """Read the catalog data file once per process."""
+    raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    models = tuple(
+        GpuModel(
+            id=entry["id"],
+            aliases=tuple(entry.get("aliases", ())),
+            family=entry["family"],
+            product_name=entry["productName"],
+            architecture=entry["architecture"],
+            cuda_compute_capability=entry["cudaComputeCapability"],
+            memory_mib=entry["memoryMiB"],
+            pci_device_id=entry["pciDeviceId"],
+            mig=_geometry(raw, entry["mig"]) if "mig" in entry else None,
+        )
+        for entry in raw["models"]
+    )
+    return Catalog(models)

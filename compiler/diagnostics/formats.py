@@ -1,0 +1,82 @@
+"""Diagnostic formatters: pure functions from a diagnostic to text (text, json, github)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from functools import lru_cache
+from pathlib import Path
+
+from compiler.diagnostics.diagnostic import Diagnostic, Span
+
+FORMATS = ("text", "json", "github")
+
+
+@lru_cache(maxsize=256)
+def _source_lines(file: str) -> tuple[str, ...]:
+    try:
+        return tuple(Path(file).read_text(encoding="utf-8").splitlines())
+    except (OSError, UnicodeDecodeError):
+        return ()
+
+
+def _excerpt(span: Span) -> list[str]:
+    lines = _source_lines(span.file)
+    if not 0 < span.line <= len(lines):
+        return []
+    gutter = len(str(span.line))
+    text = lines[span.line - 1].replace("\t", " ")
+    caret = " " * max(span.column - 1, 0) + "^"
+    return [f" {span.line} | {text}", f" {' ' * gutter} | {caret}"]
+
+
+def format_text(diagnostic: Diagnostic) -> str:
+    """`file:line:col: error[GF401]: message`, the source line with a caret, hints, notes."""
+    where = f"{diagnostic.span}: " if diagnostic.span else ""
+    lines = [f"{where}{diagnostic.severity.value}[{diagnostic.code}]: {diagnostic.message}"]
+    if diagnostic.span:
+        lines.extend(_excerpt(diagnostic.span))
+    lines.extend(f"  = hint: {hint}" for hint in diagnostic.hints)
+    lines.extend(f"  = note: {note} ({span})" for note, span in diagnostic.related)
+    return "\n".join(lines)
+
+
+def format_json(diagnostic: Diagnostic) -> str:
+    """One JSON object per line."""
+    span = diagnostic.span
+    return json.dumps({
+        "code": diagnostic.code,
+        "severity": diagnostic.severity.value,
+        "message": diagnostic.message,
+        "file": span.file if span else None,
+        "line": span.line if span else None,
+        "column": span.column if span else None,
+        "hints": list(diagnostic.hints),
+        "related": [{"message": m, "file": s.file, "line": s.line, "column": s.column}
+                    for m, s in diagnostic.related],
+    }, sort_keys=True)
+
+
+def _escape_github(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def format_github(diagnostic: Diagnostic) -> str:
+    """A GitHub Actions workflow command that annotates the file and line in the PR."""
+    command = "error" if diagnostic.severity.value == "error" else "warning"
+    span = diagnostic.span
+    location = ""
+    if span:
+        location = f" file={span.file},line={max(span.line, 1)},col={max(span.column, 1)},"
+        location += f"title={diagnostic.code}"
+    else:
+        location = f" title={diagnostic.code}"
+    body = diagnostic.message + "".join(f"\nhint: {h}" for h in diagnostic.hints)
+    return f"::{command}{location}::{_escape_github(body)}"
+
+
+FORMATTERS: dict[str, Callable[[Diagnostic], str]] = {
+    "text": format_text,
+    "json": format_json,
+    "github": format_github,
+}

@@ -1,0 +1,52 @@
+"""What emit produces: manifests to render, each with a path that is a pure function of it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+MANAGED_BY = {"app.kubernetes.io/managed-by": "gpufleet"}
+SOURCE_ANNOTATION = "gpufleet.dev/source"
+SYNC_WAVE = "argocd.argoproj.io/sync-wave"
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """One Kubernetes object (or kustomize/Argo CD file) to render from a template."""
+
+    kind: str
+    name: str
+    template: str
+    values: dict[str, Any]
+    cluster: str | None = None
+    namespace: str | None = None
+    directory: str = ""
+    """Set for files outside out/clusters/<cluster>/ (e.g. `argocd`)."""
+    labels: dict[str, str] = field(default_factory=dict)
+    annotations: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def path(self) -> str:
+        """Where the manifest lives below out/: a pure function of the object."""
+        file = f"{self.kind.lower()}_{self.name}.yaml"
+        if self.directory:
+            return f"{self.directory}/{file}"
+        return f"clusters/{self.cluster}/{self.namespace or '_cluster'}/{file}"
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        """The object's metadata as templates render it."""
+        return {
+            "name": self.name,
+            "namespace": self.namespace,
+            "labels": dict(sorted({**self.labels, **MANAGED_BY}.items())),
+            "annotations": dict(sorted(self.annotations.items())),
+        }
+
+
+def provenance(origin: str, clause: str, wave: int | None = None) -> dict[str, str]:
+    """Annotations naming the source file and clause (never a line) and the sync wave."""
+    annotations = {SOURCE_ANNOTATION: f"{origin}#{clause}"}
+    if wave is not None:
+        annotations[SYNC_WAVE] = str(wave)
+    return annotations

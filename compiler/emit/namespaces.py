@@ -1,0 +1,59 @@
+"""Team namespaces and their ResourceQuotas (DRA devices per class; no device-plugin GPUs)."""
+
+from __future__ import annotations
+
+from compiler.emit.manifest import Manifest, provenance
+from compiler.resolve import ResolvedCluster
+
+WAVE_NAMESPACES = -2
+WAVE_QUOTAS = -1
+TEAM_LABEL = "gpufleet.dev/team"
+DRIVER_CLASSES = {"gpu.nvidia.com": ("gpu.nvidia.com", "mig.nvidia.com", "vfio.gpu.nvidia.com")}
+"""DeviceClasses the driver installs itself; quota 0 so no team bypasses the tiers."""
+LEGACY_GPU_KEY = "requests.nvidia.com/gpu"
+
+
+def device_quota_key(device_class: str) -> str:
+    """The ResourceQuota key that caps devices of one DeviceClass in a namespace."""
+    return f"{device_class}.deviceclass.resource.k8s.io/devices"
+
+
+def namespaces(cluster: ResolvedCluster) -> list[Manifest]:
+    """A Namespace per namespace of every team present in the cluster."""
+    return [
+        Manifest(
+            kind="Namespace",
+            name=namespace,
+            template="namespace.yaml.j2",
+            values={},
+            cluster=cluster.name,
+            labels={TEAM_LABEL: team.name},
+            annotations=provenance(team.source.origin, f"namespaces[{namespace}]", WAVE_NAMESPACES),
+        )
+        for team in cluster.teams
+        for namespace in team.spec.namespaces
+    ]
+
+
+def resource_quotas(cluster: ResolvedCluster) -> list[Manifest]:
+    """Per team namespace: each tier's limit, zero for every other class and for nvidia.com/gpu."""
+    manifests = []
+    for team in cluster.teams:
+        for namespace in team.spec.namespaces:
+            limits = {g.tier: g.limit for g in cluster.guarantees
+                      if g.team is team and g.namespace == namespace}
+            hard = {device_quota_key(t.name): str(limits.get(t.name, 0)) for t in cluster.tiers}
+            for driver_class in DRIVER_CLASSES.get(cluster.cluster.spec.driver, ()):
+                hard[device_quota_key(driver_class)] = "0"
+            hard[LEGACY_GPU_KEY] = "0"
+            manifests.append(Manifest(
+                kind="ResourceQuota",
+                name="gpufleet-devices",
+                template="resourcequota.yaml.j2",
+                values={"hard": dict(sorted(hard.items()))},
+                cluster=cluster.name,
+                namespace=namespace,
+                labels={TEAM_LABEL: team.name},
+                annotations=provenance(team.source.origin, "quotas", WAVE_QUOTAS),
+            ))
+    return manifests

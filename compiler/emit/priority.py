@@ -1,0 +1,30 @@
+"""PriorityClasses, one per level of the ladder."""
+
+from __future__ import annotations
+
+from compiler.emit.manifest import Manifest, provenance
+from compiler.model.policy import PriorityLadder
+
+WAVE_PRIORITIES = -3
+
+
+def priority_classes(cluster: str, ladder: PriorityLadder | None) -> list[Manifest]:
+    """A PriorityClass per ladder level, with its preemption policy and global default."""
+    if ladder is None:
+        return []
+    return [
+        Manifest(
+            kind="PriorityClass",
+            name=level.name,
+            template="priorityclass.yaml.j2",
+            values={
+                "value": level.value,
+                "preemption": level.preemption,
+                "global_default": level.default,
+                "description": level.description,
+            },
+            cluster=cluster,
+            annotations=provenance(ladder.source.origin, f"levels[{level.name}]", WAVE_PRIORITIES),
+        )
+        for level in ladder.spec.levels
+    ]

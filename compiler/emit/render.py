@@ -1,0 +1,64 @@
+"""Render manifests through the Jinja2 templates, every interpolation made YAML-safe."""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from compiler.emit.manifest import Manifest
+from compiler.emit.yaml_safe import yaml_scalar
+
+
+def templates_dir() -> Path:
+    """The templates: packaged beside the code in a wheel, at the repository root otherwise."""
+    packaged = Path(__file__).resolve().parent.parent / "templates"
+    if packaged.is_dir():
+        return packaged
+    return Path(__file__).resolve().parents[2] / "templates"
+
+
+class Block(str):
+    """A literal block scalar already laid out; `finalize` passes it through untouched."""
+
+
+def block(text: str, indent: int) -> str:
+    """Multi-line text as a `|-` literal block at `indent`, or a quoted scalar if it must be."""
+    lines = text.split("\n")
+    readable = all(
+        all(0x20 <= ord(c) <= 0x7E for c in line) and line == line.rstrip() for line in lines
+    )
+    if len(lines) == 1 or not readable or not lines[0] or lines[0][0] == " ":
+        return Block(yaml_scalar(text))
+    pad = " " * indent
+    return Block("|-\n" + "\n".join(pad + line if line else "" for line in lines))
+
+
+def _finalize(value: Any) -> str:
+    if isinstance(value, Block):
+        return str(value)
+    return yaml_scalar(value)
+
+
+@cache
+def environment() -> jinja2.Environment:
+    """The one Jinja2 environment: strict undefined, and `finalize` quoting every value."""
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(templates_dir()),
+        undefined=jinja2.StrictUndefined,
+        finalize=_finalize,
+        autoescape=False,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["block"] = block
+    return env
+
+
+def render(manifest: Manifest) -> str:
+    """The YAML text of one manifest."""
+    template = environment().get_template(manifest.template)
+    return template.render(metadata=manifest.metadata, **manifest.values)

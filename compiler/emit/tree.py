@@ -1,0 +1,53 @@
+"""Assemble the whole output tree: rendered manifests, kustomizations and plans."""
+
+from __future__ import annotations
+
+from compiler.emit.argocd import argocd_manifests
+from compiler.emit.dra import claim_templates, device_classes
+from compiler.emit.manifest import Manifest
+from compiler.emit.namespaces import namespaces, resource_quotas
+from compiler.emit.priority import priority_classes
+from compiler.emit.render import render
+from compiler.resolve import ResolvedCluster, ResolvedFleet
+from compiler.solve import ClusterPlan
+
+
+def cluster_manifests(cluster: ResolvedCluster, fleet: ResolvedFleet) -> list[Manifest]:
+    """Every object one cluster gets, in a total order (by path)."""
+    manifests = [
+        *device_classes(cluster),
+        *priority_classes(cluster.name, fleet.ladder),
+        *namespaces(cluster),
+        *resource_quotas(cluster),
+        *claim_templates(cluster),
+    ]
+    return sorted(manifests, key=lambda m: m.path)
+
+
+def kustomization(cluster: str, manifests: list[Manifest]) -> Manifest:
+    """The cluster's kustomization.yaml, listing its objects relative to itself."""
+    prefix = f"clusters/{cluster}/"
+    return Manifest(
+        kind="Kustomization",
+        name="kustomization",
+        template="kustomization.yaml.j2",
+        values={"resources": [m.path.removeprefix(prefix) for m in manifests]},
+        directory=f"clusters/{cluster}",
+    )
+
+
+def build_tree(fleet: ResolvedFleet, plans: list[ClusterPlan]) -> dict[str, str]:
+    """Every file gpufleet owns below out/, path -> text."""
+    tree: dict[str, str] = {}
+    for cluster in fleet.clusters:
+        manifests = cluster_manifests(cluster, fleet)
+        for manifest in manifests:
+            tree[manifest.path] = render(manifest)
+        tree[f"clusters/{cluster.name}/kustomization.yaml"] = render(
+            kustomization(cluster.name, manifests)
+        )
+    for manifest in argocd_manifests(fleet.fleet, [c.name for c in fleet.clusters]):
+        tree[manifest.path] = render(manifest)
+    for plan in plans:
+        tree[f"plan/{plan.cluster}.json"] = plan.to_json()
+    return dict(sorted(tree.items()))

@@ -1,0 +1,49 @@
+"""Render values into YAML text so that no string can change the document's structure."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+_PLAIN = re.compile(r"^[A-Za-z_/][A-Za-z0-9_./-]*$")
+_YAML11_WORDS = frozenset(
+    "y yes n no true false on off null ~".split()
+)
+
+
+def yaml_scalar(value: Any) -> str:
+    """A YAML flow scalar for `value`: plain when unambiguous, else a JSON string (valid YAML).
+
+    Plain output is allowed only for strings that every YAML 1.1 and 1.2 reader reads back as
+    the same string (no booleans, nulls, numbers, indicators or whitespace).
+    """
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        raise TypeError("floats are not emitted; use an int or a quantity string")
+    if not isinstance(value, str):
+        raise TypeError(f"cannot emit {type(value).__name__} as a YAML scalar")
+    if _PLAIN.match(value) and value.lower() not in _YAML11_WORDS:
+        return value
+    return double_quoted(value)
+
+
+def double_quoted(text: str) -> str:
+    """A YAML double-quoted scalar holding exactly `text`, with only printable ASCII inside."""
+    out = ['"']
+    for char in text:
+        code = ord(char)
+        if char in ('"', "\\"):
+            out.append("\\" + char)
+        elif 0x20 <= code <= 0x7E:
+            out.append(char)
+        elif code <= 0xFFFF:
+            out.append(f"\\u{code:04x}")
+        else:
+            out.append(f"\\U{code:08x}")
+    out.append('"')
+    return "".join(out)

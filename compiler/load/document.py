@@ -1,0 +1,48 @@
+"""A loaded YAML document: plain data plus the source span of every node in it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from compiler.diagnostics import Span
+
+Path = tuple[str | int, ...]
+
+
+@dataclass(frozen=True)
+class SourceDocument:
+    """One YAML document of one policy file.
+
+    `data` is made of dict, list, str, int, float, bool and None only; `spans` maps the path of
+    every node (keys and indices from the root) to where it stands in the file.
+    """
+
+    file: str
+    """The path to show in diagnostics (relative to the working directory when possible)."""
+    origin: str
+    """The stable path used in provenance annotations: `<policies dir name>/<relative path>`."""
+    index: int
+    data: Any
+    spans: Mapping[Path, Span] = field(repr=False)
+
+    def span(self, path: Path = ()) -> Span:
+        """The span of the node at `path`, or of its nearest ancestor that has one."""
+        for end in range(len(path), -1, -1):
+            found = self.spans.get(tuple(path[:end]))
+            if found is not None:
+                return found
+        return Span(self.file, 1, 1)
+
+    def get(self, path: Path) -> Any:
+        """The value at `path`, or None when the path does not exist."""
+        node = self.data
+        for step in path:
+            if isinstance(node, dict) and step in node:
+                node = node[step]
+            elif isinstance(node, list) and isinstance(step, int) and 0 <= step < len(node):
+                node = node[step]
+            else:
+                return None
+        return node

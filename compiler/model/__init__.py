@@ -1,0 +1,6 @@
+"""Model: the policy language as typed, validated objects."""
+
+from compiler.model.build import Policies, build_policies
+from compiler.model.policy import Cluster, Fleet, GpuTier, PriorityLadder, Team
+
+__all__ = ["Cluster", "Fleet", "GpuTier", "Policies", "PriorityLadder", "Team", "build_policies"]

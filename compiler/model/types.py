@@ -1,0 +1,62 @@
+"""Constrained value types shared by the policy models: names and quantities."""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+from typing import Annotated
+
+from pydantic import AfterValidator, BeforeValidator, Field, PlainSerializer
+
+from compiler.quantity import QuantityError, parse_quantity
+
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+
+
+def normalise_name(raw: str) -> str:
+    """The canonical form of a name: lower case, `_` and spaces become `-`."""
+    return raw.strip().lower().replace("_", "-").replace(" ", "-")
+
+
+def _dns_label(value: str) -> str:
+    name = normalise_name(value)
+    if len(name) > 63 or not _DNS_LABEL.match(name):
+        raise ValueError(
+            f"{value!r} is not a DNS-1123 label (lower-case letters, digits and '-', "
+            "starting and ending with a letter or digit, at most 63 characters)"
+        )
+    return name
+
+
+def _quantity(value: object) -> Fraction:
+    if isinstance(value, bool):
+        raise ValueError("expected a quantity such as 200Gi or 24, not a boolean")
+    if isinstance(value, int):
+        return Fraction(value)
+    if isinstance(value, float):
+        raise ValueError(f"write {value} as a quoted quantity string, e.g. \"{value}\"")
+    if not isinstance(value, str):
+        raise ValueError("expected a quantity such as 200Gi or 24")
+    try:
+        return parse_quantity(value)
+    except QuantityError as error:
+        raise ValueError(str(error)) from None
+
+
+def _non_negative(value: Fraction) -> Fraction:
+    if value < 0:
+        raise ValueError("must not be negative")
+    return value
+
+
+Name = Annotated[str, Field(min_length=1, max_length=253), AfterValidator(_dns_label)]
+"""A DNS-1123 label, normalised (ML_Research -> ml-research)."""
+
+Quantity = Annotated[
+    Fraction,
+    BeforeValidator(_quantity),
+    AfterValidator(_non_negative),
+    PlainSerializer(lambda q: str(q), return_type=str),
+    Field(json_schema_extra={"type": "string", "pattern": r"^[0-9.]+([KMGTPE]i|[numkMGTPE])?$"}),
+]
+"""A non-negative Kubernetes quantity ("2Ti", "200Gi", "24", "500m"), exact."""

@@ -1,0 +1,42 @@
+"""The pipeline: load -> model -> resolve -> solve -> emit, each stage a pure function."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from compiler.catalog import load_catalog
+from compiler.diagnostics import Diagnostic
+from compiler.emit import build_tree
+from compiler.load import load_policies
+from compiler.model import build_policies
+from compiler.resolve import ResolvedFleet, resolve
+from compiler.solve import DEFAULT_TIME_LIMIT, ClusterPlan, solve_fleet
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """The result of a successful compile: the output tree, the plans and the warnings."""
+
+    fleet: ResolvedFleet
+    plans: tuple[ClusterPlan, ...]
+    tree: dict[str, str]
+
+    @property
+    def warnings(self) -> tuple[Diagnostic, ...]:
+        """Warnings found on the way (the compile still succeeded)."""
+        return self.fleet.warnings
+
+
+def check_policies(policies: Path, time_limit: float = DEFAULT_TIME_LIMIT) -> tuple[
+    ResolvedFleet, tuple[ClusterPlan, ...]
+]:
+    """Every stage but emit and write; raises CompileError on the first failing stage."""
+    fleet = resolve(build_policies(load_policies(policies)), load_catalog())
+    return fleet, tuple(solve_fleet(fleet, time_limit))
+
+
+def compile_policies(policies: Path, time_limit: float = DEFAULT_TIME_LIMIT) -> Compiled:
+    """Compile a policy directory into the output tree, in memory."""
+    fleet, plans = check_policies(policies, time_limit)
+    return Compiled(fleet, plans, build_tree(fleet, list(plans)))

@@ -1,0 +1,68 @@
+"""The resolve stage's entry point."""
+
+from __future__ import annotations
+
+from compiler.catalog import Catalog
+from compiler.diagnostics import CompileError, Diagnostic, Severity
+from compiler.model import Policies
+from compiler.model.policy import Team
+from compiler.resolve.fleet import ResolvedCluster, ResolvedFleet, TierInCluster
+from compiler.resolve.ladder import check_ladder
+from compiler.resolve.pools import resolve_pools
+from compiler.resolve.teams import check_team, team_guarantees
+from compiler.resolve.tiers import check_tier, tier_in_cluster
+
+
+def resolve(policies: Policies, catalog: Catalog) -> ResolvedFleet:
+    """Resolve every reference of the policies; raise CompileError if any is broken."""
+    problems: list[Diagnostic] = []
+    check_ladder(policies.ladder, problems)
+    usable_tiers = [t for t in policies.tiers if check_tier(t, catalog, problems)]
+    cluster_names = {c.name for c in policies.clusters}
+    tier_names = {t.name for t in policies.tiers}
+    owners: dict[str, Team] = {}
+    for team in policies.teams:
+        check_team(team, cluster_names, tier_names, policies.ladder, owners, problems)
+
+    clusters: list[ResolvedCluster] = []
+    matched_anywhere: set[str] = set()
+    failed: set[str] = set()
+    for cluster in policies.clusters:
+        pools = resolve_pools(cluster, catalog, problems)
+        tiers: dict[str, TierInCluster] = {}
+        for tier in usable_tiers:
+            resolved = tier_in_cluster(tier, cluster, pools, catalog, problems)
+            if resolved is None:
+                failed.add(tier.name)
+            else:
+                tiers[tier.name] = resolved
+                if resolved.kinds:
+                    matched_anywhere.add(tier.name)
+        teams = tuple(
+            t for t in policies.teams if t.spec.clusters is None or cluster.name in t.spec.clusters
+        )
+        guarantees = [g for t in teams for g in team_guarantees(t, cluster.name, tiers, problems)]
+        clusters.append(ResolvedCluster(
+            cluster, pools, tuple(t for t in tiers.values() if t.kinds), teams,
+            tuple(sorted(guarantees, key=lambda g: g.key)),
+        ))
+
+    for tier in usable_tiers:
+        if tier.name not in matched_anywhere | failed:
+            problems.append(Diagnostic(
+                "GF303", f"tier {tier.name!r} selects no device in any cluster: claims for it "
+                "would stay Pending", tier.source.span(("spec", "select")),
+                ("check models, minMemory (an \"80GB\" H100 reports 79.65 GiB: use 79Gi) "
+                 "and partition against the node pools",),
+            ))
+    used = {q.tier for t in policies.teams for q in t.spec.quotas}
+    warnings = [
+        Diagnostic("GF211", f"tier {t.name!r} is not used by any team's quota",
+                   t.source.span(("metadata", "name")), ("remove it or give a team a quota",))
+        for t in policies.tiers if t.name not in used
+    ]
+    errors = [p for p in problems if p.severity is Severity.ERROR]
+    if errors:
+        raise CompileError([*errors, *warnings])
+    return ResolvedFleet(tuple(clusters), policies.ladder, policies.fleet, tuple(warnings))
+

@@ -1,0 +1,108 @@
+"""Check teams' references (clusters, tiers, priorities, namespaces) and expand their quotas."""
+
+from __future__ import annotations
+
+from compiler.diagnostics import Diagnostic
+from compiler.model.policy import PriorityLadder, Quota, Team
+from compiler.resolve.fleet import Guarantee, TierInCluster
+
+
+def check_team(
+    team: Team,
+    clusters: set[str],
+    tiers: set[str],
+    ladder: PriorityLadder | None,
+    owners: dict[str, Team],
+    problems: list[Diagnostic],
+) -> None:
+    """Report every dangling reference and ownership conflict of one team."""
+    source = team.source
+    for index, name in enumerate(team.spec.clusters or []):
+        if name not in clusters:
+            problems.append(Diagnostic(
+                "GF204", f"team {team.name!r} names unknown cluster {name!r}",
+                source.span(("spec", "clusters", index)),
+                (f"clusters: {', '.join(sorted(clusters))}",),
+            ))
+    levels = {level.name for level in ladder.spec.levels} if ladder else set()
+    for index, name in enumerate(team.spec.priorities):
+        if name not in levels:
+            problems.append(Diagnostic(
+                "GF203", f"team {team.name!r} names priority {name!r}, which is not on the ladder",
+                source.span(("spec", "priorities", index)),
+                (f"ladder: {', '.join(sorted(levels)) or '(no PriorityLadder defined)'}",),
+            ))
+    for index, namespace in enumerate(team.spec.namespaces):
+        owner = owners.setdefault(namespace, team)
+        if owner is not team:
+            problems.append(Diagnostic(
+                "GF205", f"namespace {namespace!r} is claimed by team {owner.name!r} and "
+                f"team {team.name!r}", source.span(("spec", "namespaces", index)),
+                ("each namespace belongs to exactly one team",),
+                (("claimed first here", owner.source.span(("spec", "namespaces")),),),
+            ))
+    seen: set[tuple[str, str]] = set()
+    for index, quota in enumerate(team.spec.quotas):
+        path = ("spec", "quotas", index)
+        if quota.tier not in tiers:
+            problems.append(Diagnostic(
+                "GF202", f"team {team.name!r} has a quota for unknown tier {quota.tier!r}",
+                source.span((*path, "tier")), (f"tiers: {', '.join(sorted(tiers))}",),
+            ))
+        if quota.effective_limit < quota.guaranteed:
+            problems.append(Diagnostic(
+                "GF206", f"team {team.name!r}, tier {quota.tier!r}: limit {quota.limit} is "
+                f"below the guarantee {quota.guaranteed}", source.span((*path, "limit")),
+                ("the limit is what the team may use when borrowing: at least the guarantee",),
+            ))
+        namespace = quota_namespace(team, quota)
+        if namespace is None:
+            problems.append(Diagnostic(
+                "GF207", f"team {team.name!r} has several namespaces: say which one the "
+                f"{quota.tier!r} quota is for", source.span(path),
+                (f"add `namespace:` with one of {', '.join(team.spec.namespaces)}",),
+            ))
+        elif namespace not in team.spec.namespaces:
+            problems.append(Diagnostic(
+                "GF207", f"namespace {namespace!r} is not one of team {team.name!r}'s",
+                source.span((*path, "namespace")),
+                (f"the team's namespaces: {', '.join(team.spec.namespaces)}",),
+            ))
+        elif (quota.tier, namespace) in seen:
+            problems.append(Diagnostic(
+                "GF212", f"team {team.name!r} lists tier {quota.tier!r} twice for namespace "
+                f"{namespace!r}", source.span(path), ("merge the two quotas",),
+            ))
+        seen.add((quota.tier, namespace or ""))
+
+
+def quota_namespace(team: Team, quota: Quota) -> str | None:
+    """The namespace a quota applies to: its own, or the team's only one."""
+    if quota.namespace is not None:
+        return quota.namespace
+    return team.spec.namespaces[0] if len(team.spec.namespaces) == 1 else None
+
+
+def team_guarantees(
+    team: Team, cluster: str, tiers: dict[str, TierInCluster], problems: list[Diagnostic]
+) -> list[Guarantee]:
+    """The team's quotas in one cluster; a tier that selects nothing there is an error."""
+    guarantees = []
+    for index, quota in enumerate(team.spec.quotas):
+        tier = tiers.get(quota.tier)
+        namespace = quota_namespace(team, quota)
+        if namespace is None:
+            continue
+        if tier is None or not tier.kinds:
+            problems.append(Diagnostic(
+                "GF304", f"team {team.name!r} has a quota for tier {quota.tier!r} in cluster "
+                f"{cluster!r}, but the tier selects no device there",
+                team.source.span(("spec", "quotas", index, "tier")),
+                ("limit the team to clusters that have such GPUs with `clusters:`, or "
+                 "widen the tier's selector",),
+            ))
+            continue
+        guarantees.append(Guarantee(
+            team, index, quota.tier, namespace, quota.guaranteed, quota.effective_limit, quota.gang
+        ))
+    return guarantees
