@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from compiler.diagnostics import CompileError, Diagnostic, Span, exit_code_for
-from compiler.diagnostics.codes import EXIT_INTERNAL, EXIT_INPUT, EXIT_OK, EXIT_POLICY
+from compiler.diagnostics.codes import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, EXIT_POLICY
 from compiler.diagnostics.formats import FORMATS, FORMATTERS
 from compiler.pipeline import check_policies, compile_policies
 from compiler.solve import DEFAULT_TIME_LIMIT
@@ -36,17 +36,34 @@ def _parser() -> argparse.ArgumentParser:
         ("check", "load, resolve and solve the policies without writing anything"),
     ):
         sub = commands.add_parser(name, help=summary, description=summary)
-        sub.add_argument("--policies", type=Path, default=Path("policies"),
-                         help="policy directory (default: policies)")
-        sub.add_argument("--format", choices=FORMATS, default=None,
-                         help="diagnostic format (default: github under GitHub Actions, else text)")
-        sub.add_argument("--solver-time-limit", type=float, default=DEFAULT_TIME_LIMIT,
-                         metavar="SECONDS", help="time limit per cluster (default: %(default)s)")
+        sub.add_argument(
+            "--policies",
+            type=Path,
+            default=Path("policies"),
+            help="policy directory (default: policies)",
+        )
+        sub.add_argument(
+            "--format",
+            choices=FORMATS,
+            default=None,
+            help="diagnostic format (default: github under GitHub Actions, else text)",
+        )
+        sub.add_argument(
+            "--solver-time-limit",
+            type=float,
+            default=DEFAULT_TIME_LIMIT,
+            metavar="SECONDS",
+            help="time limit per cluster (default: %(default)s)",
+        )
         if name == "compile":
-            sub.add_argument("--out", type=Path, default=Path("out"),
-                             help="output directory (default: out)")
-            sub.add_argument("--check", action="store_true",
-                             help="write nothing; exit 1 listing the files that are stale")
+            sub.add_argument(
+                "--out", type=Path, default=Path("out"), help="output directory (default: out)"
+            )
+            sub.add_argument(
+                "--check",
+                action="store_true",
+                help="write nothing; exit 1 listing the files that are stale",
+            )
     return parser
 
 
@@ -58,37 +75,54 @@ def _report(diagnostics: Sequence[Diagnostic], fmt: str) -> None:
 
 def _run(args: argparse.Namespace, fmt: str) -> int:
     if args.command == "check":
-        fleet, plans = check_policies(args.policies, args.solver_time_limit)
+        fleet, _ = check_policies(args.policies, args.solver_time_limit)
         _report(fleet.warnings, fmt)
-        print(f"ok: {len(fleet.clusters)} clusters, {sum(len(c.guarantees) for c in fleet.clusters)}"
-              " guarantees, all feasible")
+        print(
+            f"ok: {len(fleet.clusters)} clusters, {sum(len(c.guarantees) for c in fleet.clusters)}"
+            " guarantees, all feasible"
+        )
         return EXIT_OK
     compiled = compile_policies(args.policies, args.solver_time_limit)
     _report(compiled.warnings, fmt)
     if args.check:
         changes = compare_tree(args.out, compiled.tree)
         if changes.stale:
-            stale = [("added", changes.added), ("changed", changes.changed),
-                     ("removed", changes.removed)]
+            stale = [
+                ("added", changes.added),
+                ("changed", changes.changed),
+                ("removed", changes.removed),
+            ]
             listing = "; ".join(f"{what}: {', '.join(paths)}" for what, paths in stale if paths)
-            _report([Diagnostic("GF501", f"{args.out} is stale ({listing})", Span(str(args.out)),
-                                ("run `make compile` (gpufleet compile) and commit out/",))], fmt)
+            _report(
+                [
+                    Diagnostic(
+                        "GF501",
+                        f"{args.out} is stale ({listing})",
+                        Span(str(args.out)),
+                        ("run `make compile` (gpufleet compile) and commit out/",),
+                    )
+                ],
+                fmt,
+            )
             return EXIT_POLICY
         print(f"ok: {args.out} is up to date ({len(compiled.tree)} files)")
         return EXIT_OK
     try:
         changes = write_tree(args.out, compiled.tree)
     except OSError as error:
-        raise CompileError([Diagnostic("GF502", f"cannot write {args.out}: {error.strerror}",
-                                       Span(str(args.out)))]) from None
+        raise CompileError(
+            [Diagnostic("GF502", f"cannot write {args.out}: {error.strerror}", Span(str(args.out)))]
+        ) from None
     for path in changes.foreign:
         sys.stderr.write(f"note: {args.out}/{path} is not gpufleet's; left as it is\n")
     summary = ", ".join(
-        f"{plan.cluster}: {sum(1 for p in compiled.tree if p.startswith(f'clusters/{plan.cluster}/'))}"
-        " files" for plan in compiled.plans
+        f"{c}: {sum(1 for p in compiled.tree if p.startswith(f'clusters/{c}/'))} files"
+        for c in (plan.cluster for plan in compiled.plans)
     )
-    print(f"compiled {summary}; {len(changes.added)} added, {len(changes.changed)} changed, "
-          f"{len(changes.removed)} removed in {args.out}")
+    print(
+        f"compiled {summary}; {len(changes.added)} added, {len(changes.changed)} changed, "
+        f"{len(changes.removed)} removed in {args.out}"
+    )
     return EXIT_OK
 
 
@@ -101,12 +135,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CompileError as error:
         _report(error.diagnostics, fmt)
         return exit_code_for(error.diagnostics) or EXIT_POLICY
-    except Exception as error:  # noqa: BLE001 - the last line of defence
+    except Exception as error:
         if os.environ.get("GPUFLEET_DEBUG"):
             traceback.print_exc()
-        _report([Diagnostic("GF001", f"internal error: {type(error).__name__}: {error}",
-                            None, ("please report this with the policy that caused it; "
-                                   "GPUFLEET_DEBUG=1 prints the traceback",))], fmt)
+        _report(
+            [
+                Diagnostic(
+                    "GF001",
+                    f"internal error: {type(error).__name__}: {error}",
+                    None,
+                    (
+                        "please report this with the policy that caused it; "
+                        "GPUFLEET_DEBUG=1 prints the traceback",
+                    ),
+                )
+            ],
+            fmt,
+        )
         return EXIT_INTERNAL
 
 

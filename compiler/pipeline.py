@@ -28,9 +28,9 @@ class Compiled:
         return self.fleet.warnings
 
 
-def check_policies(policies: Path, time_limit: float = DEFAULT_TIME_LIMIT) -> tuple[
-    ResolvedFleet, tuple[ClusterPlan, ...]
-]:
+def check_policies(
+    policies: Path, time_limit: float = DEFAULT_TIME_LIMIT
+) -> tuple[ResolvedFleet, tuple[ClusterPlan, ...]]:
     """Every stage but emit and write; raises CompileError on the first failing stage."""
     fleet = resolve(build_policies(load_policies(policies)), load_catalog())
     return fleet, tuple(solve_fleet(fleet, time_limit))

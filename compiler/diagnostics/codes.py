@@ -58,26 +58,63 @@ CODES: dict[str, Code] = _codes(
     Code("GF108", "missing-field", E, EXIT_INPUT, "a required field is missing"),
     Code("GF109", "unreadable-file", E, EXIT_INPUT, "a policy file cannot be read as UTF-8"),
     Code("GF110", "no-policies", E, EXIT_INPUT, "no policy files were found"),
-    Code("GF111", "invalid-name", E, EXIT_INPUT, "a name is not a valid DNS-1123 label"),
     Code("GF112", "duplicate-object", E, EXIT_INPUT, "two documents define the same object"),
     Code("GF113", "usage", E, EXIT_INPUT, "the command line is wrong"),
-    Code("GF201", "unknown-gpu-model", E, EXIT_POLICY, "a node pool names a GPU not in the catalog"),
+    Code(
+        "GF201", "unknown-gpu-model", E, EXIT_POLICY, "a node pool names a GPU not in the catalog"
+    ),
     Code("GF202", "unknown-tier", E, EXIT_POLICY, "a quota names a tier that does not exist"),
     Code("GF203", "unknown-priority", E, EXIT_POLICY, "a team names a priority not on the ladder"),
-    Code("GF204", "unknown-cluster", E, EXIT_POLICY, "a reference names a cluster that does not exist"),
+    Code(
+        "GF204",
+        "unknown-cluster",
+        E,
+        EXIT_POLICY,
+        "a reference names a cluster that does not exist",
+    ),
     Code("GF205", "namespace-conflict", E, EXIT_POLICY, "two teams claim the same namespace"),
-    Code("GF206", "limit-below-guarantee", E, EXIT_POLICY, "a quota's limit is below its guarantee"),
-    Code("GF207", "quota-namespace", E, EXIT_POLICY, "a quota's namespace is missing or not the team's"),
-    Code("GF208", "priority-ladder", E, EXIT_POLICY, "the priority ladder is missing or inconsistent"),
+    Code(
+        "GF206", "limit-below-guarantee", E, EXIT_POLICY, "a quota's limit is below its guarantee"
+    ),
+    Code(
+        "GF207",
+        "quota-namespace",
+        E,
+        EXIT_POLICY,
+        "a quota's namespace is missing or not the team's",
+    ),
+    Code(
+        "GF208", "priority-ladder", E, EXIT_POLICY, "the priority ladder is missing or inconsistent"
+    ),
     Code("GF209", "mig-profile", E, EXIT_POLICY, "a MIG profile the selected GPUs do not offer"),
     Code("GF210", "mig-unsupported", E, EXIT_POLICY, "MIG asked of a GPU model without MIG"),
     Code("GF211", "unused-tier", W, EXIT_OK, "a tier no team holds a quota for"),
-    Code("GF212", "duplicate-quota", E, EXIT_POLICY, "a team lists the same tier twice for a namespace"),
-    Code("GF213", "gang-too-large", E, EXIT_POLICY, "a gang larger than any node that could serve it"),
+    Code(
+        "GF212",
+        "duplicate-quota",
+        E,
+        EXIT_POLICY,
+        "a team lists the same tier twice for a namespace",
+    ),
+    Code(
+        "GF213", "gang-too-large", E, EXIT_POLICY, "a gang larger than any node that could serve it"
+    ),
     Code("GF301", "cel-invalid", E, EXIT_INPUT, "a CEL selector does not compile or type-check"),
-    Code("GF302", "cel-eval-error", E, EXIT_POLICY, "a CEL selector fails on a device of the inventory"),
+    Code(
+        "GF302",
+        "cel-eval-error",
+        E,
+        EXIT_POLICY,
+        "a CEL selector fails on a device of the inventory",
+    ),
     Code("GF303", "tier-matches-nothing", E, EXIT_POLICY, "a tier selects no device of the fleet"),
-    Code("GF304", "tier-not-in-cluster", E, EXIT_POLICY, "a quota's tier selects no device in its cluster"),
+    Code(
+        "GF304",
+        "tier-not-in-cluster",
+        E,
+        EXIT_POLICY,
+        "a quota's tier selects no device in its cluster",
+    ),
     Code("GF401", "infeasible", E, EXIT_POLICY, "the guarantees cannot all be served at once"),
     Code("GF501", "stale-output", E, EXIT_POLICY, "out/ differs from what the policies compile to"),
     Code("GF502", "write-failed", E, EXIT_INPUT, "the output directory cannot be written"),

@@ -44,17 +44,22 @@ def format_text(diagnostic: Diagnostic) -> str:
 def format_json(diagnostic: Diagnostic) -> str:
     """One JSON object per line."""
     span = diagnostic.span
-    return json.dumps({
-        "code": diagnostic.code,
-        "severity": diagnostic.severity.value,
-        "message": diagnostic.message,
-        "file": span.file if span else None,
-        "line": span.line if span else None,
-        "column": span.column if span else None,
-        "hints": list(diagnostic.hints),
-        "related": [{"message": m, "file": s.file, "line": s.line, "column": s.column}
-                    for m, s in diagnostic.related],
-    }, sort_keys=True)
+    return json.dumps(
+        {
+            "code": diagnostic.code,
+            "severity": diagnostic.severity.value,
+            "message": diagnostic.message,
+            "file": span.file if span else None,
+            "line": span.line if span else None,
+            "column": span.column if span else None,
+            "hints": list(diagnostic.hints),
+            "related": [
+                {"message": m, "file": s.file, "line": s.line, "column": s.column}
+                for m, s in diagnostic.related
+            ],
+        },
+        sort_keys=True,
+    )
 
 
 def _escape_github(text: str) -> str:

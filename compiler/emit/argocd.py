@@ -6,8 +6,11 @@ from compiler.emit.manifest import Manifest, provenance
 from compiler.model.policy import Fleet
 
 ARGOCD_DIR = "argocd"
-CLUSTER_KINDS = (("resource.k8s.io", "DeviceClass"), ("scheduling.k8s.io", "PriorityClass"),
-                 ("", "Namespace"))
+CLUSTER_KINDS = (
+    ("resource.k8s.io", "DeviceClass"),
+    ("scheduling.k8s.io", "PriorityClass"),
+    ("", "Namespace"),
+)
 NAMESPACED_KINDS = (("", "ResourceQuota"), ("resource.k8s.io", "ResourceClaimTemplate"))
 
 

@@ -31,28 +31,37 @@ def claim_templates(cluster: ResolvedCluster) -> list[Manifest]:
     manifests = []
     for guarantee in cluster.guarantees:
         tier = cluster.tier(guarantee.tier)
-        shapes = [(tier.name, 1, None)]
+        shapes: list[tuple[str, int, str | None]] = [(tier.name, 1, None)]
         if guarantee.gang > 1:
             shapes.append(
-                (f"{tier.name}-x{guarantee.gang}", guarantee.gang, tier.tier.spec.gang_match_attribute)
+                (
+                    f"{tier.name}-x{guarantee.gang}",
+                    guarantee.gang,
+                    tier.tier.spec.gang_match_attribute,
+                )
             )
         for name, count, match_attribute in shapes:
-            manifests.append(Manifest(
-                kind="ResourceClaimTemplate",
-                name=name,
-                template="resourceclaimtemplate.yaml.j2",
-                values={
-                    "api_version": DRA_API,
-                    "request": "gpu",
-                    "device_class": tier.name,
-                    "count": count,
-                    "match_attribute": match_attribute,
-                },
-                cluster=cluster.name,
-                namespace=guarantee.namespace,
-                labels={"gpufleet.dev/team": guarantee.team.name, "gpufleet.dev/tier": tier.name},
-                annotations=provenance(
-                    guarantee.team.source.origin, f"quotas[{tier.name}]", WAVE_CLAIMS
-                ),
-            ))
+            manifests.append(
+                Manifest(
+                    kind="ResourceClaimTemplate",
+                    name=name,
+                    template="resourceclaimtemplate.yaml.j2",
+                    values={
+                        "api_version": DRA_API,
+                        "request": "gpu",
+                        "device_class": tier.name,
+                        "count": count,
+                        "match_attribute": match_attribute,
+                    },
+                    cluster=cluster.name,
+                    namespace=guarantee.namespace,
+                    labels={
+                        "gpufleet.dev/team": guarantee.team.name,
+                        "gpufleet.dev/tier": tier.name,
+                    },
+                    annotations=provenance(
+                        guarantee.team.source.origin, f"quotas[{tier.name}]", WAVE_CLAIMS
+                    ),
+                )
+            )
     return manifests

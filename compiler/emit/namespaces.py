@@ -40,20 +40,25 @@ def resource_quotas(cluster: ResolvedCluster) -> list[Manifest]:
     manifests = []
     for team in cluster.teams:
         for namespace in team.spec.namespaces:
-            limits = {g.tier: g.limit for g in cluster.guarantees
-                      if g.team is team and g.namespace == namespace}
+            limits = {
+                g.tier: g.limit
+                for g in cluster.guarantees
+                if g.team is team and g.namespace == namespace
+            }
             hard = {device_quota_key(t.name): str(limits.get(t.name, 0)) for t in cluster.tiers}
             for driver_class in DRIVER_CLASSES.get(cluster.cluster.spec.driver, ()):
                 hard[device_quota_key(driver_class)] = "0"
             hard[LEGACY_GPU_KEY] = "0"
-            manifests.append(Manifest(
-                kind="ResourceQuota",
-                name="gpufleet-devices",
-                template="resourcequota.yaml.j2",
-                values={"hard": dict(sorted(hard.items()))},
-                cluster=cluster.name,
-                namespace=namespace,
-                labels={TEAM_LABEL: team.name},
-                annotations=provenance(team.source.origin, "quotas", WAVE_QUOTAS),
-            ))
+            manifests.append(
+                Manifest(
+                    kind="ResourceQuota",
+                    name="gpufleet-devices",
+                    template="resourcequota.yaml.j2",
+                    values={"hard": dict(sorted(hard.items()))},
+                    cluster=cluster.name,
+                    namespace=namespace,
+                    labels={TEAM_LABEL: team.name},
+                    annotations=provenance(team.source.origin, "quotas", WAVE_QUOTAS),
+                )
+            )
     return manifests

@@ -6,9 +6,7 @@ import re
 from typing import Any
 
 _PLAIN = re.compile(r"^[A-Za-z_/][A-Za-z0-9_./-]*$")
-_YAML11_WORDS = frozenset(
-    "y yes n no true false on off null ~".split()
-)
+_YAML11_WORDS = frozenset(["y", "yes", "n", "no", "true", "false", "on", "off", "null", "~"])
 
 
 def yaml_scalar(value: Any) -> str:

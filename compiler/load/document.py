@@ -35,14 +35,9 @@ class SourceDocument:
                 return found
         return Span(self.file, 1, 1)
 
-    def get(self, path: Path) -> Any:
-        """The value at `path`, or None when the path does not exist."""
-        node = self.data
-        for step in path:
-            if isinstance(node, dict) and step in node:
-                node = node[step]
-            elif isinstance(node, list) and isinstance(step, int) and 0 <= step < len(node):
-                node = node[step]
-            else:
-                return None
-        return node
+
+def has_child(node: Any, step: str | int) -> bool:
+    """Whether `node[step]` exists in loaded data (a mapping key or a list index)."""
+    if isinstance(node, dict):
+        return isinstance(step, str) and step in node
+    return isinstance(node, list) and isinstance(step, int) and 0 <= step < len(node)

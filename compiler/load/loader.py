@@ -12,9 +12,9 @@ from typing import Any
 
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq, TaggedScalar
-from ruamel.yaml.scalarbool import ScalarBoolean
 from ruamel.yaml.constructor import DuplicateKeyError
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.scalarbool import ScalarBoolean
 
 from compiler.diagnostics import CompileError, Diagnostic, Span
 from compiler.load.document import Path, SourceDocument
@@ -78,14 +78,26 @@ def load_file(path: FsPath, shown: str, origin: str) -> list[SourceDocument]:
         size = path.stat().st_size
         if size > MAX_FILE_BYTES:
             raise CompileError(
-                [Diagnostic("GF109", f"file is {size} bytes, over the {MAX_FILE_BYTES} limit",
-                            Span(shown, 1, 1), ("split the policy into smaller files",))]
+                [
+                    Diagnostic(
+                        "GF109",
+                        f"file is {size} bytes, over the {MAX_FILE_BYTES} limit",
+                        Span(shown, 1, 1),
+                        ("split the policy into smaller files",),
+                    )
+                ]
             )
         text = path.read_bytes().decode("utf-8")
     except UnicodeDecodeError as error:
         raise CompileError(
-            [Diagnostic("GF109", f"file is not UTF-8 ({error.reason} at byte {error.start})",
-                        Span(shown, 1, 1), ("save the file as UTF-8",))]
+            [
+                Diagnostic(
+                    "GF109",
+                    f"file is not UTF-8 ({error.reason} at byte {error.start})",
+                    Span(shown, 1, 1),
+                    ("save the file as UTF-8",),
+                )
+            ]
         ) from None
     except OSError as error:
         raise CompileError(
@@ -109,12 +121,16 @@ def parse_documents(text: str, shown: str, origin: str) -> list[SourceDocument]:
             data = converter.convert(raw, (), 0)
             documents.append(SourceDocument(shown, origin, index, data, converter.spans))
     except DuplicateKeyError as error:
-        raise CompileError([_marked("GF102", error, shown, "remove or rename one of the keys")])
+        raise CompileError(
+            [_marked("GF102", error, shown, "remove or rename one of the keys")]
+        ) from None
     except MarkedYAMLError as error:
         code = "GF103" if "constructor" in (error.problem or "") else "GF101"
-        raise CompileError([_marked(code, error, shown, "check the YAML syntax near here")])
+        raise CompileError(
+            [_marked(code, error, shown, "check the YAML syntax near here")]
+        ) from None
     except YAMLError as error:
-        raise CompileError([Diagnostic("GF101", str(error).strip(), Span(shown, 1, 1))])
+        raise CompileError([Diagnostic("GF101", str(error).strip(), Span(shown, 1, 1))]) from None
     except RecursionError:
         raise CompileError(
             [Diagnostic("GF103", "YAML nesting is too deep", Span(shown, 1, 1))]
@@ -144,14 +160,24 @@ class _Converter:
         self.nodes += 1
         if self.nodes > MAX_NODES_PER_FILE:
             raise CompileError(
-                [Diagnostic("GF103", f"document expands to more than {MAX_NODES_PER_FILE} nodes",
-                            self.spans.get(path, Span(self.file, 1, 1)),
-                            ("anchors and aliases that multiply are refused",))]
+                [
+                    Diagnostic(
+                        "GF103",
+                        f"document expands to more than {MAX_NODES_PER_FILE} nodes",
+                        self.spans.get(path, Span(self.file, 1, 1)),
+                        ("anchors and aliases that multiply are refused",),
+                    )
+                ]
             )
         if depth > MAX_DEPTH:
             raise CompileError(
-                [Diagnostic("GF103", f"nesting deeper than {MAX_DEPTH} levels",
-                            self.spans.get(path, Span(self.file, 1, 1)))]
+                [
+                    Diagnostic(
+                        "GF103",
+                        f"nesting deeper than {MAX_DEPTH} levels",
+                        self.spans.get(path, Span(self.file, 1, 1)),
+                    )
+                ]
             )
         self._check_tag(node, path)
         if isinstance(node, CommentedMap):
@@ -167,9 +193,14 @@ class _Converter:
             isinstance(value, str) and value and value not in _STANDARD_TAGS
         ):
             raise CompileError(
-                [Diagnostic("GF103", f"YAML tag {value or getattr(node, 'tag', '?')} is not allowed",
-                            self.spans.get(path, Span(self.file, 1, 1)),
-                            ("policy files use plain YAML: remove the tag",))]
+                [
+                    Diagnostic(
+                        "GF103",
+                        f"YAML tag {value or getattr(node, 'tag', '?')} is not allowed",
+                        self.spans.get(path, Span(self.file, 1, 1)),
+                        ("policy files use plain YAML: remove the tag",),
+                    )
+                ]
             )
 
     def _mapping(self, node: CommentedMap, path: Path, depth: int) -> dict[str, Any]:
@@ -177,8 +208,13 @@ class _Converter:
         for key in node:
             if not isinstance(key, str | int | float | bool) or key is None:
                 raise CompileError(
-                    [Diagnostic("GF107", "mapping keys must be plain scalars",
-                                self._span(node.lc.line, node.lc.col))]
+                    [
+                        Diagnostic(
+                            "GF107",
+                            "mapping keys must be plain scalars",
+                            self._span(node.lc.line, node.lc.col),
+                        )
+                    ]
                 )
             name = key if isinstance(key, str) else str(_scalar(key)).lower()
             child = (*path, name)

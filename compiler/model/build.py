@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from compiler.diagnostics import CompileError, Diagnostic
-from compiler.load.document import Path, SourceDocument
+from compiler.load.document import Path, SourceDocument, has_child
 from compiler.model.policy import (
     API_VERSION,
     KINDS,
@@ -67,21 +67,38 @@ def build_object(document: SourceDocument) -> PolicyObject:
     data = document.data
     if not isinstance(data, dict):
         raise CompileError(
-            [Diagnostic("GF104", "a policy document must be a mapping with apiVersion and kind",
-                        document.span())]
+            [
+                Diagnostic(
+                    "GF104",
+                    "a policy document must be a mapping with apiVersion and kind",
+                    document.span(),
+                )
+            ]
         )
     kind = data.get("kind")
     model = KINDS.get(kind) if isinstance(kind, str) else None
     if model is None:
         known = ", ".join(sorted(KINDS))
         raise CompileError(
-            [Diagnostic("GF105", f"unknown kind {kind!r}" if kind else "missing `kind`",
-                        document.span(("kind",)), (f"kind is one of: {known}",))]
+            [
+                Diagnostic(
+                    "GF105",
+                    f"unknown kind {kind!r}" if kind else "missing `kind`",
+                    document.span(("kind",)),
+                    (f"kind is one of: {known}",),
+                )
+            ]
         )
     if data.get("apiVersion") != API_VERSION:
         raise CompileError(
-            [Diagnostic("GF105", f"apiVersion must be {API_VERSION}",
-                        document.span(("apiVersion",)), (f"write `apiVersion: {API_VERSION}`",))]
+            [
+                Diagnostic(
+                    "GF105",
+                    f"apiVersion must be {API_VERSION}",
+                    document.span(("apiVersion",)),
+                    (f"write `apiVersion: {API_VERSION}`",),
+                )
+            ]
         )
     try:
         built = model.model_validate(data)
@@ -103,26 +120,41 @@ def _diagnostics(
             field = str(path[-1]) if path else "?"
             allowed = _fields_at(model, path[:-1])
             close = difflib.get_close_matches(field, allowed, n=1)
-            hint = f"did you mean `{close[0]}`?" if close else (
-                f"allowed here: {', '.join(allowed)}" if allowed else "remove it")
-            found.append(Diagnostic("GF106", f"unknown field `{where}`",
-                                    document.span((*path, "<key>")), (hint,)))
+            hint = (
+                f"did you mean `{close[0]}`?"
+                if close
+                else (f"allowed here: {', '.join(allowed)}" if allowed else "remove it")
+            )
+            found.append(
+                Diagnostic(
+                    "GF106", f"unknown field `{where}`", document.span((*path, "<key>")), (hint,)
+                )
+            )
         elif kind == "missing":
             missing = str(item["loc"][-1])
             parent = path[:-1] if path and path[-1] == missing else path
             where = ".".join(str(p) for p in parent) or "the document"
-            found.append(Diagnostic("GF108", f"missing required field `{missing}` in {where}",
-                                    document.span(parent)))
+            found.append(
+                Diagnostic(
+                    "GF108", f"missing required field `{missing}` in {where}", document.span(parent)
+                )
+            )
         else:
             message = item["msg"].removeprefix("Value error, ")
-            found.append(Diagnostic("GF107", f"`{where}`: {message}", document.span(path),
-                                    _hints(kind, item.get("input"))))
+            found.append(
+                Diagnostic(
+                    "GF107",
+                    f"`{where}`: {message}",
+                    document.span(path),
+                    _hints(kind, item.get("input")),
+                )
+            )
     return found
 
 
 def _hints(kind: str, value: Any) -> tuple[str, ...]:
     if kind == "literal_error" and isinstance(value, float):
-        return (f"quote the value: \"{value}\" (YAML reads {value} as a number)",)
+        return (f'quote the value: "{value}" (YAML reads {value} as a number)',)
     if kind in ("string_type",) and value is not None:
         return ("quote the value to make it a string",)
     return ()
@@ -133,10 +165,7 @@ def _document_path(document: SourceDocument, loc: tuple[int | str, ...]) -> Path
     path: list[str | int] = []
     node = document.data
     for step in loc:
-        if isinstance(node, dict) and isinstance(step, str) and step in node:
-            node = node[step]
-            path.append(step)
-        elif isinstance(node, list) and isinstance(step, int) and 0 <= step < len(node):
+        if has_child(node, step):
             node = node[step]
             path.append(step)
         elif isinstance(node, dict) and isinstance(step, str) and step == loc[-1]:
@@ -184,10 +213,13 @@ def _duplicates(objects: list[PolicyObject]) -> list[Diagnostic]:
         first = seen.setdefault(key, obj)
         if first is not obj:
             what = f"a second {key[0]}" if singleton else f"{key[0]} {obj.name!r} again"
-            found.append(Diagnostic(
-                "GF112", f"this document defines {what}",
-                obj.source.span(("metadata", "name")),
-                ("there is one of each; merge the two or rename one",),
-                (("first defined here", first.source.span(("metadata", "name"))),),
-            ))
+            found.append(
+                Diagnostic(
+                    "GF112",
+                    f"this document defines {what}",
+                    obj.source.span(("metadata", "name")),
+                    ("there is one of each; merge the two or rename one",),
+                    (("first defined here", first.source.span(("metadata", "name"))),),
+                )
+            )
     return found

@@ -148,7 +148,9 @@ class TeamSpec(Strict):
     clusters: Annotated[list[Name], Field(max_length=256)] | None = None
     quotas: Annotated[list[Quota], Field(max_length=256)] = []
     priorities: Annotated[list[Name], Field(max_length=64)] = []
-    memory_qos: Annotated[Literal["guaranteed", "burstable"], Field(alias="memoryQoS")] = "burstable"
+    memory_qos: Annotated[Literal["guaranteed", "burstable"], Field(alias="memoryQoS")] = (
+        "burstable"
+    )
 
 
 class Team(PolicyObject):

@@ -34,7 +34,7 @@ def _quantity(value: object) -> Fraction:
     if isinstance(value, int):
         return Fraction(value)
     if isinstance(value, float):
-        raise ValueError(f"write {value} as a quoted quantity string, e.g. \"{value}\"")
+        raise ValueError(f'write {value} as a quoted quantity string, e.g. "{value}"')
     if not isinstance(value, str):
         raise ValueError("expected a quantity such as 200Gi or 24")
     try:

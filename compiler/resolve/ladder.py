@@ -15,24 +15,42 @@ def check_ladder(ladder: PriorityLadder | None, problems: list[Diagnostic]) -> N
     for index, level in enumerate(ladder.spec.levels):
         path = ("spec", "levels", index)
         if level.name.startswith("system-"):
-            problems.append(Diagnostic(
-                "GF208", f"priority {level.name!r}: names starting with `system-` are reserved",
-                ladder.source.span((*path, "name")), ("choose another name",),
-            ))
+            problems.append(
+                Diagnostic(
+                    "GF208",
+                    f"priority {level.name!r}: names starting with `system-` are reserved",
+                    ladder.source.span((*path, "name")),
+                    ("choose another name",),
+                )
+            )
         if level.name in names:
-            problems.append(Diagnostic(
-                "GF208", f"priority {level.name!r} appears twice on the ladder",
-                ladder.source.span((*path, "name")),
-                related=(("first here", ladder.source.span(
-                    ("spec", "levels", names[level.name], "name"))),),
-            ))
+            problems.append(
+                Diagnostic(
+                    "GF208",
+                    f"priority {level.name!r} appears twice on the ladder",
+                    ladder.source.span((*path, "name")),
+                    related=(
+                        (
+                            "first here",
+                            ladder.source.span(("spec", "levels", names[level.name], "name")),
+                        ),
+                    ),
+                )
+            )
         names.setdefault(level.name, index)
         if level.default:
             defaults.append(index)
     for index in defaults[1:]:
-        problems.append(Diagnostic(
-            "GF208", "only one priority level may be the global default",
-            ladder.source.span(("spec", "levels", index, "default")),
-            related=(("the first default", ladder.source.span(
-                ("spec", "levels", defaults[0], "default"))),),
-        ))
+        problems.append(
+            Diagnostic(
+                "GF208",
+                "only one priority level may be the global default",
+                ladder.source.span(("spec", "levels", index, "default")),
+                related=(
+                    (
+                        "the first default",
+                        ladder.source.span(("spec", "levels", defaults[0], "default")),
+                    ),
+                ),
+            )
+        )

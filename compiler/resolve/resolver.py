@@ -42,27 +42,42 @@ def resolve(policies: Policies, catalog: Catalog) -> ResolvedFleet:
             t for t in policies.teams if t.spec.clusters is None or cluster.name in t.spec.clusters
         )
         guarantees = [g for t in teams for g in team_guarantees(t, cluster.name, tiers, problems)]
-        clusters.append(ResolvedCluster(
-            cluster, pools, tuple(t for t in tiers.values() if t.kinds), teams,
-            tuple(sorted(guarantees, key=lambda g: g.key)),
-        ))
+        clusters.append(
+            ResolvedCluster(
+                cluster,
+                pools,
+                tuple(t for t in tiers.values() if t.kinds),
+                teams,
+                tuple(sorted(guarantees, key=lambda g: g.key)),
+            )
+        )
 
     for tier in usable_tiers:
         if tier.name not in matched_anywhere | failed:
-            problems.append(Diagnostic(
-                "GF303", f"tier {tier.name!r} selects no device in any cluster: claims for it "
-                "would stay Pending", tier.source.span(("spec", "select")),
-                ("check models, minMemory (an \"80GB\" H100 reports 79.65 GiB: use 79Gi) "
-                 "and partition against the node pools",),
-            ))
+            problems.append(
+                Diagnostic(
+                    "GF303",
+                    f"tier {tier.name!r} selects no device in any cluster: claims for it "
+                    "would stay Pending",
+                    tier.source.span(("spec", "select")),
+                    (
+                        'check models, minMemory (an "80GB" H100 reports 79.65 GiB: use 79Gi) '
+                        "and partition against the node pools",
+                    ),
+                )
+            )
     used = {q.tier for t in policies.teams for q in t.spec.quotas}
     warnings = [
-        Diagnostic("GF211", f"tier {t.name!r} is not used by any team's quota",
-                   t.source.span(("metadata", "name")), ("remove it or give a team a quota",))
-        for t in policies.tiers if t.name not in used
+        Diagnostic(
+            "GF211",
+            f"tier {t.name!r} is not used by any team's quota",
+            t.source.span(("metadata", "name")),
+            ("remove it or give a team a quota",),
+        )
+        for t in policies.tiers
+        if t.name not in used
     ]
     errors = [p for p in problems if p.severity is Severity.ERROR]
     if errors:
         raise CompileError([*errors, *warnings])
     return ResolvedFleet(tuple(clusters), policies.ladder, policies.fleet, tuple(warnings))
-

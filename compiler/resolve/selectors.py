@@ -57,8 +57,7 @@ def selector_expression(tier: GpuTier, catalog: Catalog, driver: str) -> str:
     if select.architectures:
         terms.append(f"{attrs}.architecture in {_string_list(list(select.architectures))}")
     if select.min_memory is not None:
-        minimum = format_bytes(select.min_memory)
-        terms.append(
-            f"device.capacity[{_string(driver)}].memory.compareTo(quantity({_string(minimum)})) >= 0"
-        )
+        minimum = _string(format_bytes(select.min_memory))
+        memory = f"device.capacity[{_string(driver)}].memory"
+        terms.append(f"{memory}.compareTo(quantity({minimum})) >= 0")
     return " &&\n".join(terms)

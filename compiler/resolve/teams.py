@@ -19,61 +19,96 @@ def check_team(
     source = team.source
     for index, name in enumerate(team.spec.clusters or []):
         if name not in clusters:
-            problems.append(Diagnostic(
-                "GF204", f"team {team.name!r} names unknown cluster {name!r}",
-                source.span(("spec", "clusters", index)),
-                (f"clusters: {', '.join(sorted(clusters))}",),
-            ))
+            problems.append(
+                Diagnostic(
+                    "GF204",
+                    f"team {team.name!r} names unknown cluster {name!r}",
+                    source.span(("spec", "clusters", index)),
+                    (f"clusters: {', '.join(sorted(clusters))}",),
+                )
+            )
     levels = {level.name for level in ladder.spec.levels} if ladder else set()
     for index, name in enumerate(team.spec.priorities):
         if name not in levels:
-            problems.append(Diagnostic(
-                "GF203", f"team {team.name!r} names priority {name!r}, which is not on the ladder",
-                source.span(("spec", "priorities", index)),
-                (f"ladder: {', '.join(sorted(levels)) or '(no PriorityLadder defined)'}",),
-            ))
+            problems.append(
+                Diagnostic(
+                    "GF203",
+                    f"team {team.name!r} names priority {name!r}, which is not on the ladder",
+                    source.span(("spec", "priorities", index)),
+                    (f"ladder: {', '.join(sorted(levels)) or '(no PriorityLadder defined)'}",),
+                )
+            )
     for index, namespace in enumerate(team.spec.namespaces):
         owner = owners.setdefault(namespace, team)
         if owner is not team:
-            problems.append(Diagnostic(
-                "GF205", f"namespace {namespace!r} is claimed by team {owner.name!r} and "
-                f"team {team.name!r}", source.span(("spec", "namespaces", index)),
-                ("each namespace belongs to exactly one team",),
-                (("claimed first here", owner.source.span(("spec", "namespaces")),),),
-            ))
+            problems.append(
+                Diagnostic(
+                    "GF205",
+                    f"namespace {namespace!r} is claimed by team {owner.name!r} and "
+                    f"team {team.name!r}",
+                    source.span(("spec", "namespaces", index)),
+                    ("each namespace belongs to exactly one team",),
+                    (
+                        (
+                            "claimed first here",
+                            owner.source.span(("spec", "namespaces")),
+                        ),
+                    ),
+                )
+            )
     seen: set[tuple[str, str]] = set()
     for index, quota in enumerate(team.spec.quotas):
         path = ("spec", "quotas", index)
         if quota.tier not in tiers:
-            problems.append(Diagnostic(
-                "GF202", f"team {team.name!r} has a quota for unknown tier {quota.tier!r}",
-                source.span((*path, "tier")), (f"tiers: {', '.join(sorted(tiers))}",),
-            ))
+            problems.append(
+                Diagnostic(
+                    "GF202",
+                    f"team {team.name!r} has a quota for unknown tier {quota.tier!r}",
+                    source.span((*path, "tier")),
+                    (f"tiers: {', '.join(sorted(tiers))}",),
+                )
+            )
         if quota.effective_limit < quota.guaranteed:
-            problems.append(Diagnostic(
-                "GF206", f"team {team.name!r}, tier {quota.tier!r}: limit {quota.limit} is "
-                f"below the guarantee {quota.guaranteed}", source.span((*path, "limit")),
-                ("the limit is what the team may use when borrowing: at least the guarantee",),
-            ))
-        namespace = quota_namespace(team, quota)
-        if namespace is None:
-            problems.append(Diagnostic(
-                "GF207", f"team {team.name!r} has several namespaces: say which one the "
-                f"{quota.tier!r} quota is for", source.span(path),
-                (f"add `namespace:` with one of {', '.join(team.spec.namespaces)}",),
-            ))
-        elif namespace not in team.spec.namespaces:
-            problems.append(Diagnostic(
-                "GF207", f"namespace {namespace!r} is not one of team {team.name!r}'s",
-                source.span((*path, "namespace")),
-                (f"the team's namespaces: {', '.join(team.spec.namespaces)}",),
-            ))
-        elif (quota.tier, namespace) in seen:
-            problems.append(Diagnostic(
-                "GF212", f"team {team.name!r} lists tier {quota.tier!r} twice for namespace "
-                f"{namespace!r}", source.span(path), ("merge the two quotas",),
-            ))
-        seen.add((quota.tier, namespace or ""))
+            problems.append(
+                Diagnostic(
+                    "GF206",
+                    f"team {team.name!r}, tier {quota.tier!r}: limit {quota.limit} is "
+                    f"below the guarantee {quota.guaranteed}",
+                    source.span((*path, "limit")),
+                    ("the limit is what the team may use when borrowing: at least the guarantee",),
+                )
+            )
+        quota_ns = quota_namespace(team, quota)
+        if quota_ns is None:
+            problems.append(
+                Diagnostic(
+                    "GF207",
+                    f"team {team.name!r} has several namespaces: say which one the "
+                    f"{quota.tier!r} quota is for",
+                    source.span(path),
+                    (f"add `namespace:` with one of {', '.join(team.spec.namespaces)}",),
+                )
+            )
+        elif quota_ns not in team.spec.namespaces:
+            problems.append(
+                Diagnostic(
+                    "GF207",
+                    f"namespace {quota_ns!r} is not one of team {team.name!r}'s",
+                    source.span((*path, "namespace")),
+                    (f"the team's namespaces: {', '.join(team.spec.namespaces)}",),
+                )
+            )
+        elif (quota.tier, quota_ns) in seen:
+            problems.append(
+                Diagnostic(
+                    "GF212",
+                    f"team {team.name!r} lists tier {quota.tier!r} twice for namespace "
+                    f"{quota_ns!r}",
+                    source.span(path),
+                    ("merge the two quotas",),
+                )
+            )
+        seen.add((quota.tier, quota_ns or ""))
 
 
 def quota_namespace(team: Team, quota: Quota) -> str | None:
@@ -94,15 +129,28 @@ def team_guarantees(
         if namespace is None:
             continue
         if tier is None or not tier.kinds:
-            problems.append(Diagnostic(
-                "GF304", f"team {team.name!r} has a quota for tier {quota.tier!r} in cluster "
-                f"{cluster!r}, but the tier selects no device there",
-                team.source.span(("spec", "quotas", index, "tier")),
-                ("limit the team to clusters that have such GPUs with `clusters:`, or "
-                 "widen the tier's selector",),
-            ))
+            problems.append(
+                Diagnostic(
+                    "GF304",
+                    f"team {team.name!r} has a quota for tier {quota.tier!r} in cluster "
+                    f"{cluster!r}, but the tier selects no device there",
+                    team.source.span(("spec", "quotas", index, "tier")),
+                    (
+                        "limit the team to clusters that have such GPUs with `clusters:`, or "
+                        "widen the tier's selector",
+                    ),
+                )
+            )
             continue
-        guarantees.append(Guarantee(
-            team, index, quota.tier, namespace, quota.guaranteed, quota.effective_limit, quota.gang
-        ))
+        guarantees.append(
+            Guarantee(
+                team,
+                index,
+                quota.tier,
+                namespace,
+                quota.guaranteed,
+                quota.effective_limit,
+                quota.gang,
+            )
+        )
     return guarantees

@@ -18,31 +18,40 @@ def check_tier(tier: GpuTier, catalog: Catalog, problems: list[Diagnostic]) -> b
     try:
         models = selected_models(tier, catalog)
     except UnknownModel as unknown:
-        problems.append(Diagnostic(
-            "GF201", f"tier {tier.name!r} names unknown GPU model {unknown.name!r}",
-            tier.source.span((*select_path, "models", unknown.index)),
-            (f"known models and families: {', '.join(catalog.known_names())}",),
-        ))
+        problems.append(
+            Diagnostic(
+                "GF201",
+                f"tier {tier.name!r} names unknown GPU model {unknown.name!r}",
+                tier.source.span((*select_path, "models", unknown.index)),
+                (f"known models and families: {', '.join(catalog.known_names())}",),
+            )
+        )
         return False
     partition = tier.spec.partition
     if partition is not None and tier.spec.select.cel is None:
         mig_models = [m for m in models if m.mig is not None]
         if not mig_models:
             names = ", ".join(m.id for m in models)
-            problems.append(Diagnostic(
-                "GF210", f"tier {tier.name!r} asks for MIG partition {partition} but "
-                f"{names} {'has' if len(models) == 1 else 'have'} no MIG",
-                tier.source.span(("spec", "partition")),
-                ("MIG needs A100, A30, H100, H200 or B200; use whole GPUs or time-slicing",),
-            ))
+            problems.append(
+                Diagnostic(
+                    "GF210",
+                    f"tier {tier.name!r} asks for MIG partition {partition} but "
+                    f"{names} {'has' if len(models) == 1 else 'have'} no MIG",
+                    tier.source.span(("spec", "partition")),
+                    ("MIG needs A100, A30, H100, H200 or B200; use whole GPUs or time-slicing",),
+                )
+            )
             return False
         if not any(m.mig and m.mig.profile(partition) for m in mig_models):
             offered = sorted({p.name for m in mig_models if m.mig for p in m.mig.profiles})
-            problems.append(Diagnostic(
-                "GF209", f"no GPU selected by tier {tier.name!r} offers MIG profile {partition}",
-                tier.source.span(("spec", "partition")),
-                (f"profiles of the selected GPUs: {', '.join(offered)}",),
-            ))
+            problems.append(
+                Diagnostic(
+                    "GF209",
+                    f"no GPU selected by tier {tier.name!r} offers MIG profile {partition}",
+                    tier.source.span(("spec", "partition")),
+                    (f"profiles of the selected GPUs: {', '.join(offered)}",),
+                )
+            )
             return False
     return True
 
@@ -68,12 +77,17 @@ def tier_in_cluster(
     try:
         compiled = compile_expression(expression, SELECTOR_VARIABLES)
     except CelCompileError as error:
-        problems.append(Diagnostic(
-            "GF301", f"tier {tier.name!r}: CEL selector is invalid: {error.message}",
-            _cel_span(tier, error.line, error.column),
-            ('selectors see `device.driver`, `device.attributes["<domain>"].<name>` and '
-             '`device.capacity["<domain>"].<name>` (quantities: use compareTo)',),
-        ))
+        problems.append(
+            Diagnostic(
+                "GF301",
+                f"tier {tier.name!r}: CEL selector is invalid: {error.message}",
+                _cel_span(tier, error.line, error.column),
+                (
+                    'selectors see `device.driver`, `device.attributes["<domain>"].<name>` and '
+                    '`device.capacity["<domain>"].<name>` (quantities: use compareTo)',
+                ),
+            )
+        )
         return None
     matched = []
     for pool in pools:
@@ -81,12 +95,15 @@ def tier_in_cluster(
             try:
                 hit = compiled.evaluate({"device": kind.cel_device(cluster.spec.driver)})
             except CelEvaluationError as error:
-                problems.append(Diagnostic(
-                    "GF302", f"tier {tier.name!r}: selector fails on {kind.key} "
-                    f"({kind.model.id}) in cluster {cluster.name}: {error}",
-                    _cel_span(tier, 1, 1),
-                    ("guard optional attributes with has(...) or the ?. operator",),
-                ))
+                problems.append(
+                    Diagnostic(
+                        "GF302",
+                        f"tier {tier.name!r}: selector fails on {kind.key} "
+                        f"({kind.model.id}) in cluster {cluster.name}: {error}",
+                        _cel_span(tier, 1, 1),
+                        ("guard optional attributes with has(...) or the ?. operator",),
+                    )
+                )
                 return None
             if hit is True:
                 matched.append(kind)

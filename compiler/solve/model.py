@@ -26,10 +26,10 @@ class ClusterModel:
     cluster: ResolvedCluster
     model: cp_model.CpModel = field(default_factory=cp_model.CpModel)
     gpus: dict[tuple[str, str], cp_model.IntVar] = field(default_factory=dict)
-    supply: dict[str, cp_model.LinearExpr] = field(default_factory=dict)
+    supply: dict[str, cp_model.LinearExprT] = field(default_factory=dict)
     use: dict[tuple[str, str], cp_model.IntVar] = field(default_factory=dict)
     enabled: dict[str, cp_model.IntVar] = field(default_factory=dict)
-    served: dict[str, cp_model.LinearExpr] = field(default_factory=dict)
+    served: dict[str, cp_model.LinearExprT] = field(default_factory=dict)
     kinds: dict[str, DeviceKind] = field(default_factory=dict)
 
 
@@ -50,7 +50,7 @@ def build_model(cluster: ResolvedCluster, require_all: bool = True) -> ClusterMo
     model = built.model
     for pool in cluster.pools:
         name = pool.pool.name
-        layouts = {l.name: l for l in enumerate_layouts(pool.model)}
+        layouts = {layout.name: layout for layout in enumerate_layouts(pool.model)}
         for config in pool_configs(cluster)[name]:
             built.gpus[name, config] = model.new_int_var(0, pool.gpus, f"gpus[{name},{config}]")
         model.add(sum(built.gpus[name, c] for c in pool_configs(cluster)[name]) == pool.gpus)
@@ -61,7 +61,8 @@ def build_model(cluster: ResolvedCluster, require_all: bool = True) -> ClusterMo
             else:
                 built.supply[kind.key] = sum(
                     layouts[c].count(kind.profile_name) * built.gpus[name, c]
-                    for c in pool_configs(cluster)[name] if c != WHOLE
+                    for c in pool_configs(cluster)[name]
+                    if c != WHOLE
                 )
     for guarantee in cluster.guarantees:
         _add_guarantee(built, guarantee, require_all)
@@ -83,7 +84,7 @@ def _add_guarantee(built: ClusterModel, guarantee: Guarantee, require_all: bool)
         built.model.add(var == 0).only_enforce_if(~literal)
         built.use[key, kind.key] = var
         parts.append(var)
-    built.served[key] = sum(parts) if parts else 0  # type: ignore[assignment]
+    built.served[key] = sum(parts) if parts else 0
     if require_all:
         built.model.add(built.served[key] == guarantee.count).only_enforce_if(literal)
     else:

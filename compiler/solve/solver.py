@@ -60,15 +60,25 @@ def _check(status: int, cluster: ResolvedCluster) -> None:
     if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return
     if status == cp_model.UNKNOWN:
-        raise CompileError([Diagnostic(
-            "GF002", f"cluster {cluster.name}: the solver reached its time limit without a "
-            "verdict", cluster.cluster.source.span(("metadata", "name")),
-            ("raise --solver-time-limit; nothing was written",),
-        )])
-    raise CompileError([Diagnostic(
-        "GF001", f"cluster {cluster.name}: the solver rejected its model (status {status})",
-        cluster.cluster.source.span(("metadata", "name")),
-    )])
+        raise CompileError(
+            [
+                Diagnostic(
+                    "GF002",
+                    f"cluster {cluster.name}: the solver reached its time limit without a verdict",
+                    cluster.cluster.source.span(("metadata", "name")),
+                    ("raise --solver-time-limit; nothing was written",),
+                )
+            ]
+        )
+    raise CompileError(
+        [
+            Diagnostic(
+                "GF001",
+                f"cluster {cluster.name}: the solver rejected its model (status {status})",
+                cluster.cluster.source.span(("metadata", "name")),
+            )
+        ]
+    )
 
 
 def _plan(cluster: ResolvedCluster, built: ClusterModel, solver: cp_model.CpSolver) -> ClusterPlan:
@@ -86,9 +96,11 @@ def _plan(cluster: ResolvedCluster, built: ClusterModel, solver: cp_model.CpSolv
     for tier in cluster.tiers:
         capacity = sum(int(solver.value(built.supply[k.key])) for k in tier.kinds)
         mine = [g for g in cluster.guarantees if g.tier == tier.name]
-        tiers.append(TierCapacity(
-            tier.name, capacity, sum(g.count for g in mine), sum(g.limit for g in mine)
-        ))
+        tiers.append(
+            TierCapacity(
+                tier.name, capacity, sum(g.count for g in mine), sum(g.limit for g in mine)
+            )
+        )
     return ClusterPlan(cluster.name, configs, assignments, tuple(tiers))
 
 
@@ -119,16 +131,21 @@ def explain(cluster: ResolvedCluster, time_limit: float) -> Diagnostic:
         f"cannot serve these guarantees at once: they ask for {demand} devices, the devices "
         f"they select can serve at most {servable} of them (shortfall {demand - servable})",
         first.span,
-        (f"cut {demand - servable} devices from these guarantees, or add capacity to the pools "
-         f"the tier{'s' if len(tiers) > 1 else ''} select{'' if len(tiers) > 1 else 's'}",),
+        (
+            f"cut {demand - servable} devices from these guarantees, or add capacity to the pools "
+            f"the tier{'s' if len(tiers) > 1 else ''} select{'' if len(tiers) > 1 else 's'}",
+        ),
         tuple(_related(g) for g in conflicting),
     )
 
 
 def _related(guarantee: Guarantee) -> tuple[str, Span]:
     gang = f", gang {guarantee.gang}" if guarantee.gang > 1 else ""
-    return (f"team {guarantee.team.name} guarantees {guarantee.count} x {guarantee.tier}"
-            f"{gang} in namespace {guarantee.namespace}", guarantee.span)
+    return (
+        f"team {guarantee.team.name} guarantees {guarantee.count} x {guarantee.tier}"
+        f"{gang} in namespace {guarantee.namespace}",
+        guarantee.span,
+    )
 
 
 def _max_served(cluster: ResolvedCluster, guarantees: list[Guarantee], time_limit: float) -> int:

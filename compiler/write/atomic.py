@@ -17,8 +17,13 @@ def _renameat2() -> object | None:
         function = libc.renameat2
     except (OSError, AttributeError):
         return None
-    function.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p,
-                         ctypes.c_uint]
+    function.argtypes = [
+        ctypes.c_int,
+        ctypes.c_char_p,
+        ctypes.c_int,
+        ctypes.c_char_p,
+        ctypes.c_uint,
+    ]
     function.restype = ctypes.c_int
     return function
 
@@ -28,9 +33,10 @@ def exchange(first: Path, second: Path) -> bool:
     function = _renameat2()
     if function is None:
         return False
-    result = function(_AT_FDCWD, os.fsencode(first), _AT_FDCWD, os.fsencode(second),
-                      _RENAME_EXCHANGE)  # type: ignore[operator]
-    return result == 0
+    result = function(
+        _AT_FDCWD, os.fsencode(first), _AT_FDCWD, os.fsencode(second), _RENAME_EXCHANGE
+    )  # type: ignore[operator]
+    return bool(result == 0)
 
 
 def replace_directory(staging: Path, target: Path, retired: Path) -> None:

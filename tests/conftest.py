@@ -1,0 +1,63 @@
+"""Shared fixtures: the example fleet, a compiled copy of it, and policy trees made in tests."""
+
+from __future__ import annotations
+
+import shutil
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from compiler.cli import main
+from compiler.pipeline import Compiled, compile_policies
+
+REPO = Path(__file__).resolve().parent.parent
+EXAMPLE = REPO / "policies"
+
+
+@pytest.fixture(scope="session")
+def compiled_example() -> Compiled:
+    """The example fleet compiled in memory, once per session."""
+    return compile_policies(EXAMPLE)
+
+
+@pytest.fixture
+def policy_copy(tmp_path: Path) -> Path:
+    """A private copy of the example policies that a test may edit."""
+    target = tmp_path / "policies"
+    shutil.copytree(EXAMPLE, target)
+    return target
+
+
+PolicyWriter = Callable[[dict[str, str]], Path]
+
+
+@pytest.fixture
+def write_policies(tmp_path: Path) -> PolicyWriter:
+    """Write {relative path: YAML text} into a fresh policies/ directory and return it."""
+
+    def write(files: dict[str, str]) -> Path:
+        root = tmp_path / "policies"
+        for relative, text in files.items():
+            target = root / relative
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
+        return root
+
+    return write
+
+
+@pytest.fixture
+def run_cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., tuple[int, str, str]]:
+    """Run `gpufleet ARGS...` in process; returns (exit code, stdout, stderr)."""
+
+    def run(*args: str | Path) -> tuple[int, str, str]:
+        try:
+            code = main([str(a) for a in args])
+        except SystemExit as exit_:
+            code = int(exit_.code or 0)
+        captured = capsys.readouterr()
+        return code, captured.out, captured.err
+
+    return run

@@ -1,0 +1,38 @@
+"""Validate emitted objects: built-in kinds with kubernetes-validate (strict), CRDs with
+their vendored openAPIV3Schema."""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import kubernetes_validate
+import yaml
+
+SCHEMAS = Path(__file__).resolve().parent.parent / "compiler" / "schemas"
+CRD_FILES = {
+    ("argoproj.io", "ApplicationSet"): "argocd/applicationset-crd.yaml",
+    ("argoproj.io", "AppProject"): "argocd/appproject-crd.yaml",
+    ("argoproj.io", "Application"): "argocd/application-crd.yaml",
+}
+
+
+@cache
+def crd_schema(group: str, kind: str, version: str) -> dict[str, Any]:
+    """The openAPIV3Schema of one served version of a vendored CRD."""
+    crd = yaml.safe_load((SCHEMAS / CRD_FILES[group, kind]).read_text())
+    for served in crd["spec"]["versions"]:
+        if served["name"] == version:
+            return dict(served["schema"]["openAPIV3Schema"])
+    raise KeyError(f"{group}/{version} {kind} is not in the vendored CRD")
+
+
+def validate_object(obj: dict[str, Any], kubernetes_version: str) -> None:
+    """Raise if `obj` is not valid for its API (strict: unknown fields are errors)."""
+    group, _, version = obj["apiVersion"].rpartition("/")
+    if (group, obj["kind"]) in CRD_FILES:
+        jsonschema.validate(obj, crd_schema(group, obj["kind"], version))
+        return
+    kubernetes_validate.validate(obj, f"{kubernetes_version}.0", strict=True)

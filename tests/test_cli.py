@@ -1,0 +1,129 @@
+"""The command line: exit codes, diagnostics with file:line:column, atomic output."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+from tests.conftest import EXAMPLE
+
+Run = Callable[..., tuple[int, str, str]]
+
+
+def snapshot_tree(root: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
+
+
+def test_check_passes_on_the_example(run_cli: Run) -> None:
+    code, out, err = run_cli("check", "--policies", EXAMPLE)
+    assert code == 0, err
+    assert out.startswith("ok: 2 clusters")
+
+
+def test_compile_writes_then_check_is_clean(run_cli: Run, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    code, stdout, err = run_cli("compile", "--policies", EXAMPLE, "--out", out)
+    assert code == 0, err
+    assert (out / "clusters/prod-east/kustomization.yaml").is_file()
+    assert (out / "plan/prod-west.json").is_file()
+    code, stdout, _ = run_cli("compile", "--check", "--policies", EXAMPLE, "--out", out)
+    assert code == 0 and "up to date" in stdout
+
+
+def test_compile_check_lists_stale_files(run_cli: Run, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    run_cli("compile", "--policies", EXAMPLE, "--out", out)
+    (out / "clusters/prod-east/_cluster/priorityclass_batch.yaml").write_text("edited\n")
+    (out / "plan/prod-east.json").unlink()
+    code, _, err = run_cli("compile", "--check", "--policies", EXAMPLE, "--out", out)
+    assert code == 1
+    assert "GF501" in err
+    assert "changed: clusters/prod-east/_cluster/priorityclass_batch.yaml" in err
+    assert "added: plan/prod-east.json" in err
+
+
+def test_over_committed_fleet_exits_1_naming_the_teams(
+    run_cli: Run, policy_copy: Path, tmp_path: Path
+) -> None:
+    team = policy_copy / "teams" / "ml-research.yaml"
+    team.write_text(team.read_text().replace("guaranteed: 64", "guaranteed: 90"))
+    out = tmp_path / "out"
+    code, _, err = run_cli("check", "--policies", policy_copy)
+    assert code == 1
+    assert "error[GF401]: cluster prod-west: tier training" in err
+    assert "shortfall 10" in err
+    assert "team ml-research guarantees 90 x training" in err
+    assert "team vision guarantees 16 x training" in err
+    assert "ml-research.yaml:10:7" in err
+    assert "Traceback" not in err
+    assert not out.exists()
+
+
+def test_failed_compile_leaves_previous_output_untouched(
+    run_cli: Run, policy_copy: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    assert run_cli("compile", "--policies", policy_copy, "--out", out)[0] == 0
+    before = snapshot_tree(out)
+    team = policy_copy / "teams" / "vision.yaml"
+    team.write_text(team.read_text().replace("guaranteed: 16", "guaranteed: 1600"))
+    assert run_cli("compile", "--policies", policy_copy, "--out", out)[0] == 1
+    assert snapshot_tree(out) == before
+
+
+def test_hand_made_files_survive_and_owned_files_are_pruned(
+    run_cli: Run, policy_copy: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    run_cli("compile", "--policies", policy_copy, "--out", out)
+    (out / "clusters" / "prod-east" / "README.md").write_text("mine\n")
+    shutil.rmtree(policy_copy / "teams" / "vision.yaml", ignore_errors=True)
+    (policy_copy / "teams" / "vision.yaml").unlink()
+    code, _, err = run_cli("compile", "--policies", policy_copy, "--out", out)
+    assert code == 0, err
+    assert (out / "clusters" / "prod-east" / "README.md").read_text() == "mine\n"
+    assert "README.md is not gpufleet's" in err
+    assert not (out / "clusters" / "prod-west" / "vision").exists()
+
+
+def test_malformed_inputs_exit_2_with_location_and_no_traceback(
+    run_cli: Run, policy_copy: Path
+) -> None:
+    cluster = policy_copy / "clusters" / "prod-east.yaml"
+    original = cluster.read_text()
+    cases = {
+        "malformed": (original.replace("nodePools:", "nodePools: [", 1), "GF101"),
+        "unknown field": (original.replace("gpusPerNode: 8", "gpusPerNod: 8", 1), "GF106"),
+        "wrong type": (original.replace("nodes: 16", "nodes: many", 1), "GF107"),
+        "duplicate key": (
+            original.replace("      nodes: 16", "      nodes: 16\n      nodes: 8", 1),
+            "GF102",
+        ),
+    }
+    for name, (text, expected) in cases.items():
+        cluster.write_text(text)
+        code, _, err = run_cli("check", "--policies", policy_copy)
+        assert code == 2, name
+        assert f"error[{expected}]" in err, name
+        assert "prod-east.yaml:" in err and " | " in err and "^" in err, name
+        assert "Traceback" not in err, name
+    cluster.write_text(original)
+
+
+def test_usage_errors_exit_2(run_cli: Run) -> None:
+    assert run_cli("frobnicate")[0] == 2
+    code, _, err = run_cli("compile", "--solver-time-limit", "soon")
+    assert code == 2 and "GF113" in err
+
+
+def test_github_format_annotates_file_and_line(run_cli: Run, policy_copy: Path) -> None:
+    team = policy_copy / "teams" / "vision.yaml"
+    team.write_text(team.read_text().replace("tier: general", "tier: generl"))
+    code, _, err = run_cli("check", "--policies", policy_copy, "--format", "github")
+    assert code == 1
+    assert err.startswith("::error file=") and ",line=14,col=" in err and "GF202" in err

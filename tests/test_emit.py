@@ -1,0 +1,113 @@
+"""Emit: every object valid for its API, kustomize renders each cluster, output is safe."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from compiler.emit.manifest import SOURCE_ANNOTATION
+from compiler.pipeline import Compiled
+from tests.schema_validation import validate_object
+
+KUBERNETES_VERSION = "1.36"
+
+
+def objects(compiled: Compiled) -> list[tuple[str, dict]]:  # type: ignore[type-arg]
+    return [
+        (path, yaml.safe_load(text))
+        for path, text in compiled.tree.items()
+        if path.endswith(".yaml") and not path.endswith("kustomization.yaml")
+    ]
+
+
+def test_every_emitted_object_validates_strictly(compiled_example: Compiled) -> None:
+    found = objects(compiled_example)
+    assert len(found) > 40
+    for path, obj in found:
+        validate_object(obj, KUBERNETES_VERSION)
+        assert obj["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "gpufleet", path
+        assert "#" in obj["metadata"]["annotations"][SOURCE_ANNOTATION], path
+
+
+def test_strict_validation_is_real(compiled_example: Compiled) -> None:
+    _, device_class = next(o for o in objects(compiled_example) if o[1]["kind"] == "DeviceClass")
+    device_class["spec"]["selectors"][0]["cel"]["expresion"] = "typo"
+    with pytest.raises(Exception, match="expresion"):
+        validate_object(device_class, KUBERNETES_VERSION)
+
+
+def test_paths_follow_the_layout(compiled_example: Compiled) -> None:
+    for path, obj in objects(compiled_example):
+        name, kind = obj["metadata"]["name"], obj["kind"].lower()
+        if path.startswith("argocd/"):
+            assert path == f"argocd/{kind}_{name}.yaml"
+            continue
+        namespace = obj["metadata"].get("namespace", "_cluster")
+        assert path.endswith(f"/{namespace}/{kind}_{name}.yaml"), path
+
+
+def test_quota_zeroes_other_classes_and_device_plugin_gpus(compiled_example: Compiled) -> None:
+    quota = yaml.safe_load(
+        compiled_example.tree["clusters/prod-east/ml-research/resourcequota_gpufleet-devices.yaml"]
+    )
+    hard = quota["spec"]["hard"]
+    assert hard["training.deviceclass.resource.k8s.io/devices"] == "96"
+    assert hard["inference.deviceclass.resource.k8s.io/devices"] == "0"
+    assert hard["gpu.nvidia.com.deviceclass.resource.k8s.io/devices"] == "0"
+    assert hard["requests.nvidia.com/gpu"] == "0"
+
+
+def test_gang_template_requests_the_gang_and_keeps_it_together(
+    compiled_example: Compiled,
+) -> None:
+    gang = yaml.safe_load(
+        compiled_example.tree[
+            "clusters/prod-east/data-science/resourceclaimtemplate_general-x2.yaml"
+        ]
+    )
+    devices = gang["spec"]["spec"]["devices"]
+    assert devices["requests"][0]["exactly"] == {
+        "deviceClassName": "general",
+        "allocationMode": "ExactCount",
+        "count": 2,
+    }
+    assert devices["constraints"] == [
+        {"requests": ["gpu"], "matchAttribute": "resource.kubernetes.io/pcieRoot"}
+    ]
+
+
+def test_priority_classes_follow_the_ladder(compiled_example: Compiled) -> None:
+    classes = {
+        obj["metadata"]["name"]: obj
+        for path, obj in objects(compiled_example)
+        if obj["kind"] == "PriorityClass" and "/prod-east/" in path
+    }
+    assert {
+        n: (c["value"], c["preemptionPolicy"], c["globalDefault"]) for n, c in classes.items()
+    } == {
+        "inference-critical": (1000000, "PreemptLowerPriority", False),
+        "training": (10000, "PreemptLowerPriority", True),
+        "batch": (100, "Never", False),
+    }
+
+
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed")
+def test_kubectl_kustomize_renders_each_cluster(compiled_example: Compiled, tmp_path: Path) -> None:
+    for path, text in compiled_example.tree.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(text)
+    for cluster in ("prod-east", "prod-west"):
+        rendered = subprocess.run(
+            ["kubectl", "kustomize", str(tmp_path / "clusters" / cluster)],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        kinds = [doc["kind"] for doc in yaml.safe_load_all(rendered)]
+        listed = yaml.safe_load(compiled_example.tree[f"clusters/{cluster}/kustomization.yaml"])
+        assert len(kinds) == len(listed["resources"])
+        assert {"DeviceClass", "ResourceClaimTemplate", "ResourceQuota"} <= set(kinds)
