@@ -110,40 +110,6 @@ SIGNATURES: list[Signature] = [
     ("isQuantity", False, [T.STRING], T.BOOL, [T.STRING], _is_quantity),
     ("semver", False, [T.STRING], SEMVER, [T.STRING], _new_semver),
     ("isSemver", False, [T.STRING], T.BOOL, [T.STRING], _is_semver),
-    ("compareTo", True, [QUANTITY, QUANTITY], T.INT, [T.STRING, T.STRING], _compare),
-    ("compareTo", True, [SEMVER, SEMVER], T.INT, [T.STRING, T.STRING], _compare),
-    (
-        "isGreaterThan",
-        True,
-        [QUANTITY, QUANTITY],
-        T.BOOL,
-        [T.STRING, T.STRING],
-        lambda a, b: _compare(a, b) > 0,
-    ),
-    (
-        "isGreaterThan",
-        True,
-        [SEMVER, SEMVER],
-        T.BOOL,
-        [T.STRING, T.STRING],
-        lambda a, b: _compare(a, b) > 0,
-    ),
-    (
-        "isLessThan",
-        True,
-        [QUANTITY, QUANTITY],
-        T.BOOL,
-        [T.STRING, T.STRING],
-        lambda a, b: _compare(a, b) < 0,
-    ),
-    (
-        "isLessThan",
-        True,
-        [SEMVER, SEMVER],
-        T.BOOL,
-        [T.STRING, T.STRING],
-        lambda a, b: _compare(a, b) < 0,
-    ),
     ("sign", True, [QUANTITY], T.INT, [T.STRING], lambda a: _compare(a, quantity_value("0"))),
     ("isInteger", True, [QUANTITY], T.BOOL, [T.STRING], lambda a: _quantity(a).denominator == 1),
     ("asInteger", True, [QUANTITY], T.INT, [T.STRING], _as_integer),
@@ -184,6 +150,16 @@ SIGNATURES: list[Signature] = [
     ("minor", True, [SEMVER], T.INT, [T.STRING], lambda a: _semver(a)[1]),
     ("patch", True, [SEMVER], T.INT, [T.STRING], lambda a: _semver(a)[2]),
 ]
+
+for _ordered_type in (QUANTITY, SEMVER):  # both are ordered with the same three members
+    for _name, _result, _impl in (
+        ("compareTo", T.INT, _compare),
+        ("isGreaterThan", T.BOOL, lambda a, b: _compare(a, b) > 0),
+        ("isLessThan", T.BOOL, lambda a, b: _compare(a, b) < 0),
+    ):
+        SIGNATURES.append(
+            (_name, True, [_ordered_type, _ordered_type], _result, [T.STRING, T.STRING], _impl)
+        )
 
 
 def _overload_id(name: str, params: list[Any]) -> str:

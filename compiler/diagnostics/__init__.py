@@ -1,6 +1,15 @@
 """Diagnostics: the one type every stage reports problems with, its codes and its formats."""
 
 from compiler.diagnostics.codes import CODES, Code, Severity
-from compiler.diagnostics.diagnostic import CompileError, Diagnostic, Span, exit_code_for
+from compiler.diagnostics.diagnostic import CompileError, Diagnostic, Span, exit_code_for, fail
 
-__all__ = ["CODES", "Code", "CompileError", "Diagnostic", "Severity", "Span", "exit_code_for"]
+__all__ = [
+    "CODES",
+    "Code",
+    "CompileError",
+    "Diagnostic",
+    "Severity",
+    "Span",
+    "exit_code_for",
+    "fail",
+]

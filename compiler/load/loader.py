@@ -16,7 +16,7 @@ from ruamel.yaml.constructor import DuplicateKeyError
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.scalarbool import ScalarBoolean
 
-from compiler.diagnostics import CompileError, Diagnostic, Span
+from compiler.diagnostics import CompileError, Diagnostic, Span, fail
 from compiler.load.document import Path, SourceDocument
 
 MAX_NODES_PER_FILE = 200_000
@@ -51,14 +51,10 @@ def display_path(path: FsPath) -> str:
 def load_policies(root: FsPath) -> list[SourceDocument]:
     """Load every policy document below `root`, or raise CompileError with all load problems."""
     if not root.is_dir():
-        raise CompileError(
-            [Diagnostic("GF110", f"policy directory {root} does not exist", Span(str(root)))]
-        )
+        raise fail("GF110", f"policy directory {root} does not exist", Span(str(root)))
     files = policy_files(root)
     if not files:
-        raise CompileError(
-            [Diagnostic("GF110", f"no *.yaml files below {root}", Span(display_path(root)))]
-        )
+        raise fail("GF110", f"no *.yaml files below {root}", Span(display_path(root)))
     documents: list[SourceDocument] = []
     problems: list[Diagnostic] = []
     for path in files:
@@ -74,35 +70,18 @@ def load_policies(root: FsPath) -> list[SourceDocument]:
 
 def load_file(path: FsPath, shown: str, origin: str) -> list[SourceDocument]:
     """Load one file's documents; empty documents are skipped."""
+    start = Span(shown, 1, 1)
     try:
         size = path.stat().st_size
         if size > MAX_FILE_BYTES:
-            raise CompileError(
-                [
-                    Diagnostic(
-                        "GF109",
-                        f"file is {size} bytes, over the {MAX_FILE_BYTES} limit",
-                        Span(shown, 1, 1),
-                        ("split the policy into smaller files",),
-                    )
-                ]
-            )
+            message = f"file is {size} bytes, over the {MAX_FILE_BYTES} limit"
+            raise fail("GF109", message, start, "split the policy into smaller files")
         text = path.read_bytes().decode("utf-8")
     except UnicodeDecodeError as error:
-        raise CompileError(
-            [
-                Diagnostic(
-                    "GF109",
-                    f"file is not UTF-8 ({error.reason} at byte {error.start})",
-                    Span(shown, 1, 1),
-                    ("save the file as UTF-8",),
-                )
-            ]
-        ) from None
+        message = f"file is not UTF-8 ({error.reason} at byte {error.start})"
+        raise fail("GF109", message, start, "save the file as UTF-8") from None
     except OSError as error:
-        raise CompileError(
-            [Diagnostic("GF109", f"cannot read file: {error.strerror}", Span(shown))]
-        ) from None
+        raise fail("GF109", f"cannot read file: {error.strerror}", start) from None
     return parse_documents(text, shown, origin)
 
 
@@ -121,20 +100,16 @@ def parse_documents(text: str, shown: str, origin: str) -> list[SourceDocument]:
             data = converter.convert(raw, (), 0)
             documents.append(SourceDocument(shown, origin, index, data, converter.spans))
     except DuplicateKeyError as error:
-        raise CompileError(
-            [_marked("GF102", error, shown, "remove or rename one of the keys")]
-        ) from None
+        hint = "remove or rename one of the keys"
+        raise CompileError([_marked("GF102", error, shown, hint)]) from None
     except MarkedYAMLError as error:
         code = "GF103" if "constructor" in (error.problem or "") else "GF101"
-        raise CompileError(
-            [_marked(code, error, shown, "check the YAML syntax near here")]
-        ) from None
+        hint = "check the YAML syntax near here"
+        raise CompileError([_marked(code, error, shown, hint)]) from None
     except YAMLError as error:
-        raise CompileError([Diagnostic("GF101", str(error).strip(), Span(shown, 1, 1))]) from None
+        raise fail("GF101", str(error).strip(), Span(shown, 1, 1)) from None
     except RecursionError:
-        raise CompileError(
-            [Diagnostic("GF103", "YAML nesting is too deep", Span(shown, 1, 1))]
-        ) from None
+        raise fail("GF103", "YAML nesting is too deep", Span(shown, 1, 1)) from None
     return documents
 
 
@@ -156,29 +131,17 @@ class _Converter:
     def _span(self, line: int, column: int) -> Span:
         return Span(self.file, line + 1, column + 1)
 
+    def _at(self, path: Path) -> Span:
+        return self.spans.get(path, Span(self.file, 1, 1))
+
     def convert(self, node: Any, path: Path, depth: int) -> Any:
         self.nodes += 1
         if self.nodes > MAX_NODES_PER_FILE:
-            raise CompileError(
-                [
-                    Diagnostic(
-                        "GF103",
-                        f"document expands to more than {MAX_NODES_PER_FILE} nodes",
-                        self.spans.get(path, Span(self.file, 1, 1)),
-                        ("anchors and aliases that multiply are refused",),
-                    )
-                ]
-            )
+            message = f"document expands to more than {MAX_NODES_PER_FILE} nodes"
+            hint = "anchors and aliases that multiply are refused"
+            raise fail("GF103", message, self._at(path), hint)
         if depth > MAX_DEPTH:
-            raise CompileError(
-                [
-                    Diagnostic(
-                        "GF103",
-                        f"nesting deeper than {MAX_DEPTH} levels",
-                        self.spans.get(path, Span(self.file, 1, 1)),
-                    )
-                ]
-            )
+            raise fail("GF103", f"nesting deeper than {MAX_DEPTH} levels", self._at(path))
         self._check_tag(node, path)
         if isinstance(node, CommentedMap):
             return self._mapping(node, path, depth)
@@ -192,16 +155,9 @@ class _Converter:
         if isinstance(node, TaggedScalar) or (
             isinstance(value, str) and value and value not in _STANDARD_TAGS
         ):
-            raise CompileError(
-                [
-                    Diagnostic(
-                        "GF103",
-                        f"YAML tag {value or getattr(node, 'tag', '?')} is not allowed",
-                        self.spans.get(path, Span(self.file, 1, 1)),
-                        ("policy files use plain YAML: remove the tag",),
-                    )
-                ]
-            )
+            message = f"YAML tag {value or getattr(node, 'tag', '?')} is not allowed"
+            hint = "policy files use plain YAML: remove the tag"
+            raise fail("GF103", message, self._at(path), hint)
 
     def _mapping(self, node: CommentedMap, path: Path, depth: int) -> dict[str, Any]:
         result: dict[str, Any] = {}
