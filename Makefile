@@ -13,6 +13,7 @@ $(STAMP): pyproject.toml requirements.lock
 
 compile: $(STAMP)
 	$(BIN)/gpufleet compile --policies policies --out out
+	$(BIN)/gpufleet schema > docs/policy.schema.json
 
 check: $(STAMP)
 	$(BIN)/gpufleet check --policies policies

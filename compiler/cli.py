@@ -16,6 +16,7 @@ from pathlib import Path
 from compiler.diagnostics import CompileError, Diagnostic, Span, exit_code_for
 from compiler.diagnostics.codes import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, EXIT_POLICY
 from compiler.diagnostics.formats import FORMATS, FORMATTERS
+from compiler.model.schema import policy_schema_text
 from compiler.pipeline import check_policies, compile_policies
 from compiler.solve import DEFAULT_TIME_LIMIT
 from compiler.write import compare_tree, write_tree
@@ -64,6 +65,11 @@ def _parser() -> argparse.ArgumentParser:
                 action="store_true",
                 help="write nothing; exit 1 listing the files that are stale",
             )
+    commands.add_parser(
+        "schema",
+        help="print the JSON Schema of the policy language",
+        description="print the JSON Schema of the policy language (for editors and CI)",
+    )
     return parser
 
 
@@ -74,6 +80,9 @@ def _report(diagnostics: Sequence[Diagnostic], fmt: str) -> None:
 
 
 def _run(args: argparse.Namespace, fmt: str) -> int:
+    if args.command == "schema":
+        sys.stdout.write(policy_schema_text())
+        return EXIT_OK
     if args.command == "check":
         fleet, _ = check_policies(args.policies, args.solver_time_limit)
         _report(fleet.warnings, fmt)
@@ -129,7 +138,9 @@ def _run(args: argparse.Namespace, fmt: str) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; never lets a Python traceback reach the user."""
     args = _parser().parse_args(argv)
-    fmt = args.format or ("github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text")
+    fmt = getattr(args, "format", None) or (
+        "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text"
+    )
     try:
         return _run(args, fmt)
     except CompileError as error:

@@ -59,7 +59,7 @@ def test_over_committed_fleet_exits_1_naming_the_teams(
     assert "shortfall 10" in err
     assert "team ml-research guarantees 90 x training" in err
     assert "team vision guarantees 16 x training" in err
-    assert "ml-research.yaml:10:7" in err
+    assert "ml-research.yaml:11:7" in err
     assert "Traceback" not in err
     assert not out.exists()
 
@@ -126,4 +126,4 @@ def test_github_format_annotates_file_and_line(run_cli: Run, policy_copy: Path) 
     team.write_text(team.read_text().replace("tier: general", "tier: generl"))
     code, _, err = run_cli("check", "--policies", policy_copy, "--format", "github")
     assert code == 1
-    assert err.startswith("::error file=") and ",line=14,col=" in err and "GF202" in err
+    assert err.startswith("::error file=") and ",line=15,col=" in err and "GF202" in err

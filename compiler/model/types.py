@@ -6,7 +6,7 @@ import re
 from fractions import Fraction
 from typing import Annotated
 
-from pydantic import AfterValidator, BeforeValidator, Field, PlainSerializer
+from pydantic import AfterValidator, BeforeValidator, Field, PlainSerializer, WithJsonSchema
 
 from compiler.quantity import QuantityError, parse_quantity
 
@@ -57,6 +57,14 @@ Quantity = Annotated[
     BeforeValidator(_quantity),
     AfterValidator(_non_negative),
     PlainSerializer(lambda q: str(q), return_type=str),
-    Field(json_schema_extra={"type": "string", "pattern": r"^[0-9.]+([KMGTPE]i|[numkMGTPE])?$"}),
+    WithJsonSchema(
+        {
+            "anyOf": [
+                {"type": "integer", "minimum": 0},
+                {"type": "string", "pattern": r"^[0-9.]+([KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]+)?$"},
+            ],
+            "description": "a Kubernetes quantity, e.g. 200Gi, 2Ti, 24, 500m",
+        }
+    ),
 ]
 """A non-negative Kubernetes quantity ("2Ti", "200Gi", "24", "500m"), exact."""
