@@ -17,6 +17,7 @@ from compiler.model.policy import (
     API_VERSION,
     KINDS,
     Cluster,
+    DeviceTaint,
     Fleet,
     GpuTier,
     PolicyObject,
@@ -32,6 +33,7 @@ class Policies:
     clusters: tuple[Cluster, ...]
     tiers: tuple[GpuTier, ...]
     teams: tuple[Team, ...]
+    taints: tuple[DeviceTaint, ...]
     ladder: PriorityLadder | None
     fleet: Fleet | None
 
@@ -57,6 +59,7 @@ def build_policies(documents: Iterable[SourceDocument]) -> Policies:
         clusters=tuple(of(Cluster)),
         tiers=tuple(of(GpuTier)),
         teams=tuple(of(Team)),
+        taints=tuple(of(DeviceTaint)),
         ladder=ladders[0] if ladders else None,
         fleet=fleets[0] if fleets else None,
     )

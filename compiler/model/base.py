@@ -1,0 +1,74 @@
+"""What every policy model shares: strictness, camelCase fields, metadata and provenance."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic.alias_generators import to_camel
+
+from compiler.load.document import SourceDocument
+from compiler.model.types import Name, Quantity
+
+__all__ = ["API_VERSION", "Metadata", "Name", "PolicyObject", "Quantity", "Strict"]
+
+API_VERSION = "gpufleet.dev/v1alpha1"
+
+
+class Strict(BaseModel):
+    """Base of every policy model: camelCase fields, unknown fields rejected, immutable."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        alias_generator=to_camel,
+        validate_by_alias=True,
+        validate_by_name=False,
+        frozen=True,
+    )
+
+
+class Metadata(Strict):
+    """Name and free-text description of a policy object."""
+
+    name: Name
+    description: Annotated[str, Field(max_length=1024)] = ""
+
+
+class PolicyObject(Strict):
+    """Fields every kind has; `source` remembers the document it was read from."""
+
+    api_version: Literal["gpufleet.dev/v1alpha1"]
+    kind: str
+    metadata: Metadata
+    _source: SourceDocument | None = PrivateAttr(default=None)
+
+    @property
+    def name(self) -> str:
+        """The object's normalised name."""
+        return self.metadata.name
+
+    @property
+    def source(self) -> SourceDocument:
+        """The document this object was read from."""
+        assert self._source is not None, "policy objects are built by model.build"
+        return self._source
+
+
+class Resources(Strict):
+    """CPU and memory amounts, e.g. a kubelet reservation."""
+
+    cpu: Quantity | None = None
+    memory: Quantity | None = None
+
+
+DnsSubdomainish = Annotated[str, Field(pattern=r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$", max_length=253)]
+"""A lower-case DNS subdomain (driver names, label domains)."""
+
+QualifiedName = Annotated[
+    str,
+    Field(
+        pattern=r"^([a-z0-9]([-a-z0-9.]*[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$",
+        max_length=316,
+    ),
+]
+"""A Kubernetes qualified name: an optional DNS-subdomain prefix, `/`, and a name."""

@@ -1,0 +1,70 @@
+"""Cluster: Kubernetes version, node pools and the kubelet settings gpufleet derives from them."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from compiler.model.base import DnsSubdomainish, Name, PolicyObject, Resources, Strict
+from compiler.model.types import Quantity
+
+KUBERNETES_VERSIONS = ("1.32", "1.33", "1.34", "1.35", "1.36")
+DEFAULT_DRIVER = "gpu.nvidia.com"
+
+
+class NodePool(Strict):
+    """Identical nodes: how many, which GPU, and the host resources each node has.
+
+    `mig`: `disabled` (whole GPUs only), `allowed` (the solver may give the node's GPUs one MIG
+    layout, the same on every GPU of a node), `mixed` (each GPU of a node may differ).
+    `nodeNames` formats node names from `{cluster}`, `{pool}` and `{index}` (0-based); node
+    names are DRA pool names, so DeviceTaintRules and node-config labels use them.
+    """
+
+    name: Name
+    nodes: Annotated[int, Field(ge=1, le=100_000)]
+    gpu: Annotated[str, Field(min_length=1, max_length=100)]
+    gpus_per_node: Annotated[int, Field(ge=1, le=16)]
+    host_memory: Quantity
+    cpu: Quantity
+    mig: Literal["disabled", "allowed", "mixed"] = "disabled"
+    node_names: Annotated[str, Field(pattern=r"^[a-z0-9{}.-]+$", max_length=200)] = (
+        "{cluster}-{pool}-{index}"
+    )
+
+
+class Kubelet(Strict):
+    """Node reservations and memory QoS; the solver subtracts reservations from host capacity."""
+
+    system_reserved: Resources = Resources()
+    kube_reserved: Resources = Resources()
+    eviction_hard_memory: Quantity | None = None
+    """`evictionHard: {memory.available: ...}`; kubelet's default is 100Mi."""
+    memory_qos: bool = False
+    memory_throttling_factor: float = 0.9
+
+
+class Kueue(Strict):
+    """Whether the cluster runs Kueue, and the cohort its ClusterQueues join."""
+
+    enabled: bool = False
+    cohort: Name | None = None
+    """Default: a cohort named after the cluster."""
+
+
+class ClusterSpec(Strict):
+    """A cluster's Kubernetes version and inventory."""
+
+    kubernetes_version: Literal["1.32", "1.33", "1.34", "1.35", "1.36"]
+    driver: DnsSubdomainish = DEFAULT_DRIVER
+    node_pools: Annotated[list[NodePool], Field(min_length=1, max_length=256)]
+    kubelet: Kubelet = Kubelet()
+    kueue: Kueue = Kueue()
+
+
+class Cluster(PolicyObject):
+    """One Kubernetes cluster of the fleet."""
+
+    kind: Literal["Cluster"]
+    spec: ClusterSpec
