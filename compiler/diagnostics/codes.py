@@ -99,6 +99,12 @@ CODES: dict[str, Code] = _codes(
     Code(
         "GF213", "gang-too-large", E, EXIT_POLICY, "a gang larger than any node that could serve it"
     ),
+    Code(
+        "GF214", "unknown-pool", E, EXIT_POLICY, "a reference names a node pool the cluster lacks"
+    ),
+    Code("GF215", "no-such-device", E, EXIT_POLICY, "a node or device index outside the pool"),
+    Code("GF216", "node-names", E, EXIT_POLICY, "a pool's nodeNames format cannot name its nodes"),
+    Code("GF217", "untolerated-taint", W, EXIT_OK, "a device taint that no team tolerates"),
     Code("GF301", "cel-invalid", E, EXIT_INPUT, "a CEL selector does not compile or type-check"),
     Code(
         "GF302",

@@ -6,7 +6,16 @@ from dataclasses import dataclass
 
 from compiler.catalog import GpuModel
 from compiler.diagnostics import Diagnostic, Span
-from compiler.model.policy import Cluster, Fleet, GpuTier, NodePool, PriorityLadder, Team
+from compiler.model.policy import (
+    Cluster,
+    DeviceTaint,
+    Fleet,
+    GpuTier,
+    NodePool,
+    PriorityLadder,
+    Team,
+)
+from compiler.model.team import Toleration
 from compiler.resolve.inventory import DeviceKind
 
 
@@ -66,6 +75,60 @@ class Guarantee:
         return f"{self.team.source.origin}#quotas[{self.tier}]"
 
 
+def tolerates(toleration: Toleration, taint: DeviceTaint) -> bool:
+    """Kubernetes toleration matching: effect (empty matches all), key (empty with Exists
+    matches all) and value (Exists matches any)."""
+    spec = taint.spec
+    if toleration.effect is not None and toleration.effect != spec.effect:
+        return False
+    if toleration.key != spec.key:
+        return False
+    return toleration.operator == "Exists" or toleration.value == spec.value
+
+
+@dataclass(frozen=True)
+class TaintTarget:
+    """The devices of one node pool a taint covers.
+
+    `nodes` None means every node of the pool; `device` None means every device of a node
+    (whole GPUs and MIG devices alike).
+    """
+
+    pool: ResolvedPool
+    nodes: tuple[int, ...] | None
+    device: int | None
+
+    @property
+    def node_indices(self) -> tuple[int, ...]:
+        """The indices of the covered nodes."""
+        return self.nodes if self.nodes is not None else tuple(range(self.pool.pool.nodes))
+
+    @property
+    def gpus(self) -> int:
+        """Physical GPUs covered."""
+        per_node = 1 if self.device is not None else self.pool.pool.gpus_per_node
+        return len(self.node_indices) * per_node
+
+
+@dataclass(frozen=True)
+class ResolvedTaint:
+    """A device taint with the devices it covers and the teams that tolerate it."""
+
+    taint: DeviceTaint
+    targets: tuple[TaintTarget, ...]
+    tolerated_by: tuple[str, ...]
+
+    @property
+    def name(self) -> str:
+        """The taint's name."""
+        return self.taint.name
+
+    @property
+    def blocks_scheduling(self) -> bool:
+        """Whether the taint keeps intolerant claims off its devices (effect is not None)."""
+        return self.taint.spec.effect != "None"
+
+
 @dataclass(frozen=True)
 class ResolvedCluster:
     """Everything the solver and the emitters need to know about one cluster."""
@@ -75,6 +138,7 @@ class ResolvedCluster:
     tiers: tuple[TierInCluster, ...]
     teams: tuple[Team, ...]
     guarantees: tuple[Guarantee, ...]
+    taints: tuple[ResolvedTaint, ...] = ()
 
     @property
     def name(self) -> str:
@@ -84,6 +148,10 @@ class ResolvedCluster:
     def tier(self, name: str) -> TierInCluster:
         """The tier called `name` in this cluster."""
         return next(t for t in self.tiers if t.name == name)
+
+    def node_name(self, pool: ResolvedPool, index: int) -> str:
+        """The Kubernetes node name (and DRA pool name) of node `index` of `pool`."""
+        return pool.pool.node_names.format(cluster=self.name, pool=pool.pool.name, index=index)
 
 
 @dataclass(frozen=True)

@@ -2,11 +2,31 @@
 
 from __future__ import annotations
 
+import re
+
 from compiler.catalog import Catalog
 from compiler.diagnostics import Diagnostic
-from compiler.model.policy import Cluster
+from compiler.model.policy import Cluster, NodePool
 from compiler.resolve.fleet import ResolvedPool
 from compiler.resolve.inventory import pool_device_kinds
+
+_NODE_NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
+_PLACEHOLDER = re.compile(r"\{([^}]*)\}")
+NODE_NAME_FIELDS = ("cluster", "pool", "index")
+
+
+def node_name_problem(cluster: str, pool: NodePool) -> str | None:
+    """Why a pool's `nodeNames` format cannot name its nodes, or None when it can."""
+    unknown = sorted(set(_PLACEHOLDER.findall(pool.node_names)) - set(NODE_NAME_FIELDS))
+    if unknown:
+        return f"unknown placeholder {{{unknown[0]}}}: use {{cluster}}, {{pool}} and {{index}}"
+    if pool.nodes > 1 and "{index}" not in pool.node_names:
+        return "the format needs {index} so that every node gets its own name"
+    for index in {0, pool.nodes - 1}:
+        name = pool.node_names.format(cluster=cluster, pool=pool.name, index=index)
+        if len(name) > 253 or not _NODE_NAME.match(name):
+            return f"{name!r} is not a valid node name (DNS-1123 subdomain)"
+    return None
 
 
 def resolve_pools(
@@ -33,6 +53,16 @@ def resolve_pools(
             )
             continue
         seen[pool.name] = index
+        naming = node_name_problem(cluster.name, pool)
+        if naming is not None:
+            problems.append(
+                Diagnostic(
+                    "GF216",
+                    f"node pool {pool.name!r}: {naming}",
+                    cluster.source.span((*path, "nodeNames")),
+                )
+            )
+            continue
         model = catalog.lookup(pool.gpu)
         if model is None:
             problems.append(

@@ -66,6 +66,16 @@ def resolve(policies: Policies, catalog: Catalog) -> ResolvedFleet:
                     ),
                 )
             )
+    for taint in policies.taints:
+        if taint.spec.cluster not in cluster_names:
+            problems.append(
+                Diagnostic(
+                    "GF204",
+                    f"taint {taint.name!r} names unknown cluster {taint.spec.cluster!r}",
+                    taint.source.span(("spec", "cluster")),
+                    (f"clusters: {', '.join(sorted(cluster_names))}",),
+                )
+            )
     used = {q.tier for t in policies.teams for q in t.spec.quotas}
     warnings = [
         Diagnostic(
@@ -77,6 +87,21 @@ def resolve(policies: Policies, catalog: Catalog) -> ResolvedFleet:
         for t in policies.tiers
         if t.name not in used
     ]
+    warnings.extend(
+        Diagnostic(
+            "GF217",
+            f"device taint {t.name!r} ({t.taint.spec.key}) is tolerated by no "
+            "team: its devices serve nobody",
+            t.taint.source.span(("spec", "key")),
+            (
+                "give the team that should use these devices a matching toleration, or "
+                "remove the taint once the devices are repaired",
+            ),
+        )
+        for c in clusters
+        for t in c.taints
+        if t.blocks_scheduling and not t.tolerated_by
+    )
     errors = [p for p in problems if p.severity is Severity.ERROR]
     if errors:
         raise CompileError([*errors, *warnings])

@@ -1,0 +1,135 @@
+"""Resolve device taints: which devices each covers and which teams tolerate it."""
+
+from __future__ import annotations
+
+from compiler.catalog import Catalog
+from compiler.cel import CelCompileError, CelEvaluationError, compile_expression
+from compiler.diagnostics import Diagnostic
+from compiler.model.policy import DeviceTaint, Team
+from compiler.model.tier import GpuTier, GpuTierSpec
+from compiler.resolve.fleet import ResolvedPool, ResolvedTaint, TaintTarget, tolerates
+from compiler.resolve.selectors import UnknownModel, selector_expression
+
+
+def resolve_taints(
+    cluster: str,
+    taints: tuple[DeviceTaint, ...],
+    pools: tuple[ResolvedPool, ...],
+    teams: tuple[Team, ...],
+    catalog: Catalog,
+    driver: str,
+    problems: list[Diagnostic],
+) -> tuple[ResolvedTaint, ...]:
+    """The cluster's taints with their targets; bad references are reported."""
+    by_name = {p.pool.name: p for p in pools}
+    resolved = []
+    for taint in taints:
+        if taint.spec.cluster != cluster:
+            continue
+        targets = _targets(taint, by_name, catalog, driver, problems)
+        if targets is None:
+            continue
+        tolerant = tuple(
+            sorted(t.name for t in teams if any(tolerates(x, taint) for x in t.spec.tolerations))
+        )
+        resolved.append(ResolvedTaint(taint, targets, tolerant))
+    return tuple(sorted(resolved, key=lambda r: r.name))
+
+
+def _targets(
+    taint: DeviceTaint,
+    pools: dict[str, ResolvedPool],
+    catalog: Catalog,
+    driver: str,
+    problems: list[Diagnostic],
+) -> tuple[TaintTarget, ...] | None:
+    spec, source = taint.spec, taint.source
+    if spec.pool is not None:
+        pool = pools.get(spec.pool)
+        if pool is None:
+            problems.append(
+                Diagnostic(
+                    "GF214",
+                    f"taint {taint.name!r} names pool {spec.pool!r}, which cluster "
+                    f"{spec.cluster!r} does not have",
+                    source.span(("spec", "pool")),
+                    (f"pools: {', '.join(sorted(pools))}",),
+                )
+            )
+            return None
+        if spec.node is not None and spec.node >= pool.pool.nodes:
+            problems.append(
+                Diagnostic(
+                    "GF215",
+                    f"taint {taint.name!r}: pool {pool.pool.name!r} has nodes 0 to "
+                    f"{pool.pool.nodes - 1}, not {spec.node}",
+                    source.span(("spec", "node")),
+                )
+            )
+            return None
+        candidates = [pool]
+    else:
+        candidates = sorted(pools.values(), key=lambda p: p.pool.name)
+    if spec.device is not None:
+        too_small = [p for p in candidates if spec.device >= p.pool.gpus_per_node]
+        if too_small and (spec.pool is not None or len(too_small) == len(candidates)):
+            small = too_small[0].pool
+            problems.append(
+                Diagnostic(
+                    "GF215",
+                    f"taint {taint.name!r}: device {spec.device} does not exist on "
+                    f"{small.name!r} nodes ({small.gpus_per_node} GPUs each)",
+                    source.span(("spec", "device")),
+                )
+            )
+            return None
+        candidates = [p for p in candidates if p not in too_small]
+    if spec.select is not None:
+        selected = _selected_pools(taint, candidates, catalog, driver, problems)
+        if selected is None:
+            return None
+        candidates = selected
+    nodes = (spec.node,) if spec.node is not None else None
+    return tuple(TaintTarget(p, nodes, spec.device) for p in candidates)
+
+
+def _selected_pools(
+    taint: DeviceTaint,
+    pools: list[ResolvedPool],
+    catalog: Catalog,
+    driver: str,
+    problems: list[Diagnostic],
+) -> list[ResolvedPool] | None:
+    """Pools whose GPUs (whole-GPU device kind) the taint's selector selects."""
+    assert taint.spec.select is not None
+    as_tier = GpuTier.model_construct(
+        api_version="gpufleet.dev/v1alpha1",
+        kind="GpuTier",
+        metadata=taint.metadata,
+        spec=GpuTierSpec.model_construct(select=taint.spec.select, partition=None),
+    )
+    as_tier._source = taint.source
+    try:
+        expression = selector_expression(as_tier, catalog, driver)
+        compiled = compile_expression(expression, ("device",))
+        return [
+            p for p in pools if compiled.evaluate({"device": p.kinds[0].cel_device(driver)}) is True
+        ]
+    except UnknownModel as unknown:
+        problems.append(
+            Diagnostic(
+                "GF201",
+                f"taint {taint.name!r} names unknown GPU model {unknown.name!r}",
+                taint.source.span(("spec", "select", "models", unknown.index)),
+                (f"known models and families: {', '.join(catalog.known_names())}",),
+            )
+        )
+    except (CelCompileError, CelEvaluationError) as error:
+        problems.append(
+            Diagnostic(
+                "GF301",
+                f"taint {taint.name!r}: selector is invalid: {error}",
+                taint.source.span(("spec", "select")),
+            )
+        )
+    return None
