@@ -18,7 +18,7 @@ from compiler.diagnostics.codes import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, EXIT_
 from compiler.diagnostics.formats import FORMATS, FORMATTERS
 from compiler.model.schema import policy_schema_text
 from compiler.pipeline import check_policies, compile_policies
-from compiler.solve import DEFAULT_TIME_LIMIT
+from compiler.solve import DEFAULT_TIME_LIMIT, read_previous_plans
 from compiler.write import compare_tree, write_tree
 
 
@@ -91,7 +91,8 @@ def _run(args: argparse.Namespace, fmt: str) -> int:
             " guarantees, all feasible"
         )
         return EXIT_OK
-    compiled = compile_policies(args.policies, args.solver_time_limit)
+    previous = read_previous_plans(args.out)
+    compiled = compile_policies(args.policies, args.solver_time_limit, previous)
     _report(compiled.warnings, fmt)
     if args.check:
         changes = compare_tree(args.out, compiled.tree)
@@ -125,8 +126,9 @@ def _run(args: argparse.Namespace, fmt: str) -> int:
     for path in changes.foreign:
         sys.stderr.write(f"note: {args.out}/{path} is not gpufleet's; left as it is\n")
     summary = ", ".join(
-        f"{c}: {sum(1 for p in compiled.tree if p.startswith(f'clusters/{c}/'))} files"
-        for c in (plan.cluster for plan in compiled.plans)
+        f"{plan.cluster}: {sum(1 for p in compiled.tree if p.startswith(f'clusters/{plan.cluster}/'))}"
+        f" files, {len(plan.changed_nodes)} nodes change MIG configuration"
+        for plan in compiled.plans
     )
     print(
         f"compiled {summary}; {len(changes.added)} added, {len(changes.changed)} changed, "

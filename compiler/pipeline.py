@@ -29,14 +29,23 @@ class Compiled:
 
 
 def check_policies(
-    policies: Path, time_limit: float = DEFAULT_TIME_LIMIT
+    policies: Path,
+    time_limit: float = DEFAULT_TIME_LIMIT,
+    previous: dict[str, ClusterPlan] | None = None,
 ) -> tuple[ResolvedFleet, tuple[ClusterPlan, ...]]:
-    """Every stage but emit and write; raises CompileError on the first failing stage."""
+    """Every stage but emit and write; raises CompileError on the first failing stage.
+
+    `previous` holds the last compile's plans: the solver keeps their MIG layouts where it can.
+    """
     fleet = resolve(build_policies(load_policies(policies)), load_catalog())
-    return fleet, tuple(solve_fleet(fleet, time_limit))
+    return fleet, tuple(solve_fleet(fleet, time_limit, previous))
 
 
-def compile_policies(policies: Path, time_limit: float = DEFAULT_TIME_LIMIT) -> Compiled:
+def compile_policies(
+    policies: Path,
+    time_limit: float = DEFAULT_TIME_LIMIT,
+    previous: dict[str, ClusterPlan] | None = None,
+) -> Compiled:
     """Compile a policy directory into the output tree, in memory."""
-    fleet, plans = check_policies(policies, time_limit)
+    fleet, plans = check_policies(policies, time_limit, previous)
     return Compiled(fleet, plans, build_tree(fleet, list(plans)))

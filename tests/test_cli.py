@@ -51,13 +51,13 @@ def test_over_committed_fleet_exits_1_naming_the_teams(
     run_cli: Run, policy_copy: Path, tmp_path: Path
 ) -> None:
     team = policy_copy / "teams" / "ml-research.yaml"
-    team.write_text(team.read_text().replace("guaranteed: 64", "guaranteed: 90"))
+    team.write_text(team.read_text().replace("guaranteed: 64", "guaranteed: 88"))
     out = tmp_path / "out"
     code, _, err = run_cli("check", "--policies", policy_copy)
     assert code == 1
     assert "error[GF401]: cluster prod-west: tier training" in err
-    assert "shortfall 10" in err
-    assert "team ml-research guarantees 90 x training" in err
+    assert "shortfall 8" in err
+    assert "team ml-research guarantees 88 x training" in err
     assert "team vision guarantees 16 x training" in err
     assert "ml-research.yaml:11:7" in err
     assert "Traceback" not in err

@@ -1,11 +1,13 @@
-"""Solve: CP-SAT proves guarantees fit, and explains minimal conflicts when they do not."""
+"""Solve: CP-SAT proves guarantees fit, packs gangs and MIG layouts exactly, explains conflicts."""
 
 from __future__ import annotations
+
+from collections import Counter
 
 import pytest
 
 from compiler.catalog import load_catalog
-from compiler.diagnostics import CompileError
+from compiler.diagnostics import CompileError, Diagnostic
 from compiler.load import load_policies
 from compiler.model import build_policies
 from compiler.resolve import resolve
@@ -14,10 +16,10 @@ from compiler.solve.plan import ClusterPlan
 from tests import fleets
 from tests.conftest import PolicyWriter
 
-POOLS = """
-    - {name: h100, nodes: 2, gpu: H100-80GB, gpusPerNode: 8, hostMemory: 2Ti, cpu: 224,
-       mig: allowed}
-    - {name: h200, nodes: 1, gpu: H200, gpusPerNode: 8, hostMemory: 2Ti, cpu: 224}
+H100 = "{name: h100, nodes: 2, gpu: H100-80GB, gpusPerNode: 8, hostMemory: 2Ti, cpu: 224"
+POOLS = f"""
+    - {H100}, mig: allowed}}
+    - {{name: h200, nodes: 1, gpu: H200, gpusPerNode: 8, hostMemory: 2Ti, cpu: 224}}
 """
 TIERS = {
     "big.yaml": fleets.tier("big", "{select: {models: [H200]}}"),
@@ -26,70 +28,157 @@ TIERS = {
 }
 
 
-def solve(write: PolicyWriter, teams: dict[str, str]) -> list[ClusterPlan]:
-    root = write(
-        {
-            "c.yaml": fleets.cluster(pools=POOLS),
-            **TIERS,
-            **{f"{n}.yaml": fleets.team(n, q) for n, q in teams.items()},
-        }
-    )
+def solve(
+    write: PolicyWriter, teams: dict[str, str], pools: str = POOLS, extra: dict[str, str] | None = None
+) -> list[ClusterPlan]:
+    root = write({"c.yaml": fleets.cluster(pools=pools), **TIERS, **(extra or {}),
+                  **{f"{n}.yaml": fleets.team(n, q) for n, q in teams.items()}})
     return solve_fleet(resolve(build_policies(load_policies(root)), load_catalog()))
+
+
+def conflict(write: PolicyWriter, teams: dict[str, str], **options: object) -> Diagnostic:
+    with pytest.raises(CompileError) as caught:
+        solve(write, teams, **options)  # type: ignore[arg-type]
+    (diagnostic,) = caught.value.diagnostics
+    assert diagnostic.code == "GF401"
+    return diagnostic
+
+
+def teams_named(diagnostic: Diagnostic) -> list[str]:
+    return [note.split()[1] for note, _ in diagnostic.related if note.startswith("team ")]
+
+
+def configs(plan: ClusterPlan, pool: str) -> Counter[str]:
+    return Counter(plan.labels(pool))
 
 
 def test_overlapping_tiers_share_devices_but_each_device_serves_one_guarantee(
     write_policies: PolicyWriter,
 ) -> None:
-    (plan,) = solve(
-        write_policies, {"a": "[{tier: big, guaranteed: 8}]", "b": "[{tier: any, guaranteed: 16}]"}
-    )
+    (plan,) = solve(write_policies, {"a": "[{tier: big, guaranteed: 8}]",
+                                      "b": "[{tier: any, guaranteed: 16}]"})
     assert plan.assignments["a/a/big"] == {"h200/gpu": 8}
     assert plan.assignments["b/b/any"] == {"h100/gpu": 16}
-    with pytest.raises(CompileError) as caught:
-        solve(
-            write_policies,
-            {"a": "[{tier: big, guaranteed: 8}]", "b": "[{tier: any, guaranteed: 17}]"},
-        )
-    (diagnostic,) = caught.value.diagnostics
-    assert diagnostic.code == "GF401"
+    diagnostic = conflict(write_policies, {"a": "[{tier: big, guaranteed: 8}]",
+                                           "b": "[{tier: any, guaranteed: 17}]"})
     assert "shortfall 1" in diagnostic.message
-    assert {note.split()[1] for note, _ in diagnostic.related} == {"a", "b"}
+    assert sorted(teams_named(diagnostic)) == ["a", "b"]
 
 
-def test_conflict_set_is_minimal(write_policies: PolicyWriter) -> None:
-    with pytest.raises(CompileError) as caught:
-        solve(
-            write_policies,
-            {"a": "[{tier: big, guaranteed: 9}]", "b": "[{tier: any, guaranteed: 4}]"},
-        )
-    (diagnostic,) = caught.value.diagnostics
-    assert [note.split()[1] for note, _ in diagnostic.related] == ["a"]
+def test_conflict_set_is_minimal_and_fixes_are_computed(write_policies: PolicyWriter) -> None:
+    diagnostic = conflict(write_policies, {"a": "[{tier: big, guaranteed: 9}]",
+                                           "b": "[{tier: any, guaranteed: 4}]"})
+    assert teams_named(diagnostic) == ["a"]
     assert "ask for 9 devices" in diagnostic.message and "at most 8" in diagnostic.message
+    assert "cut 1 from a's big guarantee (namespace a)" in diagnostic.hints
+    assert "or add 1 node to pool h200" in diagnostic.hints
 
 
-def test_mig_and_whole_gpu_guarantees_compete_for_the_same_gpus(
+def test_mig_uniform_per_node_versus_mixed_per_gpu(write_policies: PolicyWriter) -> None:
+    teams = {"a": "[{tier: slice, guaranteed: 8}]", "b": "[{tier: any, guaranteed: 20}]"}
+    conflict(write_policies, teams)  # one whole H100 node must go MIG: 8 + 8 whole < 20
+    (plan,) = solve(write_policies, teams, pools=POOLS.replace("mig: allowed", "mig: mixed"))
+    assert configs(plan, "h100") == {"mixed-4of-whole-4of-2x3g.40gb": 1, "all-disabled": 1}
+    assert plan.mig_configs["mixed-4of-whole-4of-2x3g.40gb"].gpus == (
+        "whole", "whole", "whole", "whole", "2x3g.40gb", "2x3g.40gb", "2x3g.40gb", "2x3g.40gb")
+    assert plan.assignments["a/a/slice"] == {"h100/mig-3g.40gb": 8}
+    (plan,) = solve(write_policies, {"a": "[{tier: slice, guaranteed: 8}]",
+                                      "b": "[{tier: any, guaranteed: 16}]"})
+    assert configs(plan, "h100") == {"all-2x3g.40gb": 1, "all-disabled": 1}
+
+
+def test_partition_needs_a_mig_pool(write_policies: PolicyWriter) -> None:
+    diagnostic = conflict(write_policies, {"a": "[{tier: slice, guaranteed: 2}]"},
+                          pools=POOLS.replace("mig: allowed", "mig: disabled").replace(
+                              "{name: h200", "{name: h200x, nodes: 1, gpu: H100-80GB, "
+                              "gpusPerNode: 8, hostMemory: 2Ti, cpu: 224, mig: allowed}\n"
+                              "    - {name: h200"))
+    assert "shortfall 0" not in diagnostic.message
+
+
+@pytest.mark.parametrize(("demand", "fits"), [
+    ("[{tier: any, guaranteed: 12, gang: 3}]", True),   # 3+3 per 8-GPU node... and the H200
+    ("[{tier: big, guaranteed: 6, gang: 3}, {tier: any, guaranteed: 16, gang: 4}]", True),
+    ("[{tier: any, guaranteed: 21, gang: 3}]", False),  # 7 gangs of 3: only 2 fit per node
+    ("[{tier: any, guaranteed: 18, gang: 6}, {tier: any, guaranteed: 4, gang: 4}]", False),
+])
+def test_gangs_are_packed_per_node_not_by_total(
+    write_policies: PolicyWriter, demand: str, fits: bool
+) -> None:
+    quotas = demand.replace("}, {", "}, {namespace: a, ").replace("[{", "[{namespace: a, ")
+    teams = {"a": quotas.replace("namespace: a, tier: any", "namespace: a, tier: any", 1)}
+    if "tier: any, guaranteed: 4, gang: 4" in demand:
+        teams = {"a": "[{tier: any, guaranteed: 18, gang: 6}]",
+                 "b": "[{tier: any, guaranteed: 4, gang: 4}]"}
+    elif "big" in demand:
+        teams = {"a": "[{tier: big, guaranteed: 6, gang: 3}]",
+                 "b": "[{tier: any, guaranteed: 16, gang: 4}]"}
+    if fits:
+        solve(write_policies, teams)
+    else:
+        conflict(write_policies, teams)
+
+
+def test_three_teams_with_gangs_of_4_2_and_8_pack_exactly(write_policies: PolicyWriter) -> None:
+    teams = {"a": "[{tier: any, guaranteed: 8, gang: 8}]",
+             "b": "[{tier: any, guaranteed: 8, gang: 4}]",
+             "c": "[{tier: any, guaranteed: 8, gang: 2}]"}
+    (plan,) = solve(write_policies, teams)
+    assert sum(sum(v.values()) for v in plan.assignments.values()) == 24
+    teams["c"] = "[{tier: any, guaranteed: 10, gang: 2}]"
+    conflict(write_policies, teams)
+
+
+def test_host_memory_limits_how_many_gpus_a_node_can_guarantee(
     write_policies: PolicyWriter,
 ) -> None:
-    (plan,) = solve(
-        write_policies,
-        {"a": "[{tier: slice, guaranteed: 8}]", "b": "[{tier: any, guaranteed: 20}]"},
-    )
-    assert plan.pool_configs["h100"] == {"2x3g.40gb": 4, "whole": 12}
-    assert plan.assignments["a/a/slice"] == {"h100/mig-3g.40gb": 8}
-    with pytest.raises(CompileError):
-        solve(
-            write_policies,
-            {"a": "[{tier: slice, guaranteed: 9}]", "b": "[{tier: any, guaranteed: 20}]"},
-        )
+    tiers = {"big.yaml": fleets.tier("big", "{select: {models: [H200]}, hostMemoryPerGpu: 300Gi}")}
+    solve(write_policies, {"a": "[{tier: big, guaranteed: 6}]"}, extra=tiers)
+    diagnostic = conflict(write_policies, {"a": "[{tier: big, guaranteed: 7}]"}, extra=tiers)
+    assert "at most 6" in diagnostic.message
+    cpu_tier = {"big.yaml": fleets.tier("big", "{select: {models: [H200]}, cpuPerGpu: 56}")}
+    conflict(write_policies, {"a": "[{tier: big, guaranteed: 5}]"}, extra=cpu_tier)
+
+
+def test_kubelet_reservations_come_off_the_host(write_policies: PolicyWriter) -> None:
+    tiers = {"big.yaml": fleets.tier("big", "{select: {models: [H200]}, hostMemoryPerGpu: 256Gi}")}
+    solve(write_policies, {"a": "[{tier: big, guaranteed: 7}]"}, extra=tiers)
+    reserved = POOLS + "  kubelet: {systemReserved: {memory: 200Gi}}\n"
+    conflict(write_policies, {"a": "[{tier: big, guaranteed: 7}]"}, pools=reserved, extra=tiers)
+
+
+TAINT = fleets.HEADER + """kind: DeviceTaint
+metadata: {name: ecc}
+spec: {cluster: c1, pool: h200, node: 0, device: 3, key: gpu.nvidia.com/ecc-errors,
+       value: uncorrectable, effect: NoSchedule}
+"""
+
+
+def test_tainted_devices_serve_only_teams_that_tolerate_them(write_policies: PolicyWriter) -> None:
+    diagnostic = conflict(write_policies, {"a": "[{tier: big, guaranteed: 8}]"},
+                          extra={"taint.yaml": TAINT})
+    assert "with device taint ecc in force" in diagnostic.message
+    assert any("device taint ecc" in note for note, _ in diagnostic.related)
+    assert any("remove device taint ecc" in hint for hint in diagnostic.hints)
+    tolerant = fleets.team("a", "[{tier: big, guaranteed: 8}]",
+                           "  tolerations: [{key: gpu.nvidia.com/ecc-errors}]\n")
+    root = write_policies({"c.yaml": fleets.cluster(pools=POOLS), **TIERS, "taint.yaml": TAINT,
+                           "a.yaml": tolerant})
+    solve_fleet(resolve(build_policies(load_policies(root)), load_catalog()))
+
+
+def test_a_gang_may_use_a_tainted_gpu_only_if_its_team_tolerates_it(
+    write_policies: PolicyWriter,
+) -> None:
+    teams = {"a": "[{tier: big, guaranteed: 4, gang: 4}]",
+             "b": "[{tier: big, guaranteed: 4, gang: 4}]"}
+    diagnostic = conflict(write_policies, teams, extra={"taint.yaml": TAINT})
+    assert sorted(teams_named(diagnostic)) == ["a", "b"]
 
 
 def test_plan_prefers_whole_gpus_and_reports_headroom(write_policies: PolicyWriter) -> None:
     (plan,) = solve(write_policies, {"a": "[{tier: any, guaranteed: 4, limit: 10}]"})
-    assert plan.pool_configs == {"h100": {"whole": 16}, "h200": {"whole": 8}}
+    assert configs(plan, "h100") == {"all-disabled": 2}
     any_tier = next(t for t in plan.tiers if t.tier == "any")
     assert (any_tier.capacity, any_tier.guaranteed, any_tier.limit, any_tier.headroom) == (
-        24,
-        4,
-        10,
-        20,
-    )
+        24, 4, 10, 20)

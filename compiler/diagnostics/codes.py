@@ -96,9 +96,7 @@ CODES: dict[str, Code] = _codes(
         EXIT_POLICY,
         "a team lists the same tier twice for a namespace",
     ),
-    Code(
-        "GF213", "gang-too-large", E, EXIT_POLICY, "a gang larger than any node that could serve it"
-    ),
+    Code("GF213", "gang-multiple", E, EXIT_POLICY, "a guarantee not a whole number of gangs"),
     Code(
         "GF214", "unknown-pool", E, EXIT_POLICY, "a reference names a node pool the cluster lacks"
     ),
@@ -122,6 +120,7 @@ CODES: dict[str, Code] = _codes(
         "a quota's tier selects no device in its cluster",
     ),
     Code("GF401", "infeasible", E, EXIT_POLICY, "the guarantees cannot all be served at once"),
+    Code("GF402", "model-too-large", E, EXIT_INTERNAL, "a pool's packing needs too many patterns"),
     Code("GF501", "stale-output", E, EXIT_POLICY, "out/ differs from what the policies compile to"),
     Code("GF502", "write-failed", E, EXIT_INPUT, "the output directory cannot be written"),
 )

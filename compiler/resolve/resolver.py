@@ -9,6 +9,7 @@ from compiler.model.policy import Team
 from compiler.resolve.fleet import ResolvedCluster, ResolvedFleet, TierInCluster
 from compiler.resolve.ladder import check_ladder
 from compiler.resolve.pools import resolve_pools
+from compiler.resolve.taints import resolve_taints
 from compiler.resolve.teams import check_team, team_guarantees
 from compiler.resolve.tiers import check_tier, tier_in_cluster
 
@@ -42,6 +43,9 @@ def resolve(policies: Policies, catalog: Catalog) -> ResolvedFleet:
             t for t in policies.teams if t.spec.clusters is None or cluster.name in t.spec.clusters
         )
         guarantees = [g for t in teams for g in team_guarantees(t, cluster.name, tiers, problems)]
+        taints = resolve_taints(
+            cluster.name, policies.taints, pools, teams, catalog, cluster.spec.driver, problems
+        )
         clusters.append(
             ResolvedCluster(
                 cluster,
@@ -49,6 +53,7 @@ def resolve(policies: Policies, catalog: Catalog) -> ResolvedFleet:
                 tuple(t for t in tiers.values() if t.kinds),
                 teams,
                 tuple(sorted(guarantees, key=lambda g: g.key)),
+                taints,
             )
         )
 

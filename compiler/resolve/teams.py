@@ -78,6 +78,19 @@ def check_team(
                     ("the limit is what the team may use when borrowing: at least the guarantee",),
                 )
             )
+        if quota.guaranteed % quota.gang:
+            problems.append(
+                Diagnostic(
+                    "GF213",
+                    f"team {team.name!r}, tier {quota.tier!r}: guaranteed {quota.guaranteed} is "
+                    f"not a whole number of gangs of {quota.gang}",
+                    source.span((*path, "guaranteed")),
+                    (
+                        f"guarantee a multiple of {quota.gang}, e.g. "
+                        f"{quota.guaranteed - quota.guaranteed % quota.gang + quota.gang}",
+                    ),
+                )
+            )
         quota_ns = quota_namespace(team, quota)
         if quota_ns is None:
             problems.append(

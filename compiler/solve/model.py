@@ -1,94 +1,206 @@
-"""The CP-SAT feasibility model of one cluster.
+"""The CP-SAT model of one cluster.
 
-Variables count devices, never individual GPUs: `gpus[pool,config]` is how many GPUs of a pool
-run a configuration (whole, or one MIG layout enumerated from the catalog's placement rules),
-and `use[guarantee,kind]` is how many devices of a kind serve a guarantee. One enforcement
-literal per guarantee lets the explainer switch clauses off.
+data -> variables -> constraints: for every node group (nodes of a pool with the same taints),
+configuration (whole GPUs or MIG layouts, from the catalog's placement rules) and packing
+pattern (which gangs share a node, within host memory and CPU), `nodes[g,c,p]` counts nodes;
+for every guarantee and device kind, `gangs[j,g,d]` counts the gangs it gets there. One
+enforcement literal per guarantee lets the explainer switch clauses off. Nothing is per GPU.
 """
 
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 from ortools.sat.python import cp_model
 
-from compiler.catalog import enumerate_layouts
-from compiler.resolve import DeviceKind, Guarantee, ResolvedCluster
-from compiler.solve.plan import WHOLE
+from compiler.resolve import Guarantee, ResolvedCluster, ResolvedPool
+from compiler.solve.groups import NodeGroup, node_groups
+from compiler.solve.packing import HostLimits, Item, Pattern, patterns
+from compiler.solve.shapes import NodeConfig, gpu_options, node_configs
 
 SOLVER_SEED = 7
+DEFAULT_EVICTION_MEMORY = Fraction(100 * 2**20)
+"""kubelet's default `evictionHard: memory.available` (100Mi)."""
+MAX_EXTRA_NODES = 100_000
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """What a model is asked: which taints hold, and which pool may grow (to find a fix)."""
+
+    active_taints: frozenset[str] | None = None
+    """None: every taint of the cluster."""
+    growable_pool: str | None = None
 
 
 @dataclass
 class ClusterModel:
-    """A built CP-SAT model with handles to its variables."""
+    """A built model with handles to its variables."""
 
     cluster: ResolvedCluster
+    scenario: Scenario
     model: cp_model.CpModel = field(default_factory=cp_model.CpModel)
-    gpus: dict[tuple[str, str], cp_model.IntVar] = field(default_factory=dict)
-    supply: dict[str, cp_model.LinearExprT] = field(default_factory=dict)
-    use: dict[tuple[str, str], cp_model.IntVar] = field(default_factory=dict)
+    groups: list[NodeGroup] = field(default_factory=list)
+    configs: dict[str, list[NodeConfig]] = field(default_factory=dict)
+    patterns: dict[tuple[str, int], list[Pattern]] = field(default_factory=dict)
+    nodes: dict[tuple[str, int, int], cp_model.IntVar] = field(default_factory=dict)
+    gangs: dict[tuple[str, str, str], cp_model.IntVar] = field(default_factory=dict)
     enabled: dict[str, cp_model.IntVar] = field(default_factory=dict)
     served: dict[str, cp_model.LinearExprT] = field(default_factory=dict)
-    kinds: dict[str, DeviceKind] = field(default_factory=dict)
+    extra: cp_model.IntVar | None = None
+
+    def config_nodes(self, group: str, config: int) -> cp_model.LinearExprT:
+        """Nodes of a group running one configuration."""
+        return sum(var for (g, c, _), var in self.nodes.items() if g == group and c == config)
+
+    def free_whole_gpus(self) -> cp_model.LinearExprT:
+        """Whole GPUs that no guarantee uses: the objective's tie-breaker."""
+        whole = {
+            (g.key, c): config.whole_gpus
+            for g in self.groups
+            for c, config in enumerate(self.configs[g.key])
+        }
+        terms = [(var, whole[g, c]) for (g, c, _), var in self.nodes.items() if whole[g, c]]
+        terms += [
+            (var, -self.guarantee(key).gang)
+            for (key, _, device), var in self.gangs.items()
+            if device == "gpu"
+        ]
+        return cp_model.LinearExpr.weighted_sum([v for v, _ in terms], [w for _, w in terms])
+
+    def guarantee(self, key: str) -> Guarantee:
+        """The guarantee with `key`."""
+        return next(g for g in self.cluster.guarantees if g.key == key)
 
 
-def pool_configs(cluster: ResolvedCluster) -> dict[str, list[str]]:
-    """Per pool, the configurations its GPUs may take: whole, plus MIG layouts if allowed."""
-    configs: dict[str, list[str]] = {}
-    for pool in cluster.pools:
-        names = [WHOLE]
-        if pool.pool.mig == "allowed":
-            names.extend(layout.name for layout in enumerate_layouts(pool.model))
-        configs[pool.pool.name] = names
-    return configs
+def host_limits(cluster: ResolvedCluster, pool: ResolvedPool) -> HostLimits:
+    """A node's allocatable memory and CPU: capacity minus reservations and eviction."""
+    kubelet = cluster.cluster.spec.kubelet
+    reserved_memory = sum(
+        (r.memory or 0 for r in (kubelet.system_reserved, kubelet.kube_reserved)), Fraction(0)
+    )
+    eviction = kubelet.eviction_hard_memory
+    memory = (
+        pool.pool.host_memory
+        - reserved_memory
+        - (DEFAULT_EVICTION_MEMORY if eviction is None else eviction)
+    )
+    cpu = pool.pool.cpu - sum(
+        (r.cpu or 0 for r in (kubelet.system_reserved, kubelet.kube_reserved)), Fraction(0)
+    )
+    return HostLimits(max(memory, Fraction(0)), max(cpu, Fraction(0)))
 
 
-def build_model(cluster: ResolvedCluster, require_all: bool = True) -> ClusterModel:
-    """Build the model; with require_all each enabled guarantee must be served in full."""
-    built = ClusterModel(cluster)
-    model = built.model
-    for pool in cluster.pools:
-        name = pool.pool.name
-        layouts = {layout.name: layout for layout in enumerate_layouts(pool.model)}
-        for config in pool_configs(cluster)[name]:
-            built.gpus[name, config] = model.new_int_var(0, pool.gpus, f"gpus[{name},{config}]")
-        model.add(sum(built.gpus[name, c] for c in pool_configs(cluster)[name]) == pool.gpus)
-        for kind in pool.kinds:
-            built.kinds[kind.key] = kind
-            if kind.profile is None:
-                built.supply[kind.key] = built.gpus[name, WHOLE]
-            else:
-                built.supply[kind.key] = sum(
-                    layouts[c].count(kind.profile_name) * built.gpus[name, c]
-                    for c in pool_configs(cluster)[name]
-                    if c != WHOLE
-                )
+def tolerated(cluster: ResolvedCluster, guarantee: Guarantee) -> frozenset[str]:
+    """The taints of the cluster a guarantee's team tolerates."""
+    return frozenset(t.name for t in cluster.taints if guarantee.team.name in t.tolerated_by)
+
+
+def guarantee_items(cluster: ResolvedCluster, group: NodeGroup) -> dict[tuple[str, str], Item]:
+    """(guarantee key, device) -> the item one gang of it is, for devices of the group's pool."""
+    items: dict[tuple[str, str], Item] = {}
     for guarantee in cluster.guarantees:
-        _add_guarantee(built, guarantee, require_all)
-    for key in built.kinds:
-        users = [v for (g, k), v in built.use.items() if k == key]
-        if users:
-            model.add(sum(users) <= built.supply[key])
+        tier = cluster.tier(guarantee.tier)
+        spec = tier.tier.spec
+        for kind in tier.kinds:
+            if kind.pool != group.pool.pool.name:
+                continue
+            device = kind.profile_name or "gpu"
+            items[guarantee.key, device] = Item(
+                device,
+                guarantee.gang,
+                spec.host_memory_per_gpu or Fraction(0),
+                spec.cpu_per_gpu or Fraction(0),
+                tolerated(cluster, guarantee) & group.taints,
+            )
+    return items
+
+
+def _group_configs(cluster: ResolvedCluster, group: NodeGroup) -> list[NodeConfig]:
+    profiles = {
+        k.profile_name
+        for g in cluster.guarantees
+        for k in cluster.tier(g.tier).kinds
+        if k.pool == group.pool.pool.name and k.profile_name
+    }
+    options = gpu_options(group.pool, profiles if group.allows_mig else set())
+    return node_configs(group.pool, options)
+
+
+EVERYTHING = Scenario()
+"""The scenario of the policy as written: every taint, no pool grown."""
+
+
+def build_model(
+    cluster: ResolvedCluster, scenario: Scenario = EVERYTHING, require_all: bool = True
+) -> ClusterModel:
+    """Build the model; with require_all each enabled guarantee must be served in full."""
+    built = ClusterModel(cluster, scenario)
+    model = built.model
+    built.groups = node_groups(cluster, scenario.active_taints)
+    supply: dict[tuple[str, Item], list[cp_model.LinearExprT]] = defaultdict(list)
+    grows = scenario.growable_pool
+    if grows is not None:
+        built.extra = model.new_int_var(0, MAX_EXTRA_NODES, f"extra[{grows}]")
+    item_of: dict[tuple[str, str, str], Item] = {}
+    for group in built.groups:
+        items = guarantee_items(cluster, group)
+        item_of.update({(key, group.key, device): i for (key, device), i in items.items()})
+        host = host_limits(cluster, group.pool)
+        built.configs[group.key] = _group_configs(cluster, group)
+        bound = group.count + (MAX_EXTRA_NODES if grows == group.key else 0)
+        members = []
+        for ci, config in enumerate(built.configs[group.key]):
+            found = patterns(group, config, host, list(items.values()))
+            built.patterns[group.key, ci] = found
+            for pi, pattern in enumerate(found):
+                var = model.new_int_var(0, bound, f"nodes[{group.key},{config.label},{pi}]")
+                built.nodes[group.key, ci, pi] = var
+                members.append(var)
+                for item, count in pattern:
+                    supply[group.key, item].append(count * var)
+        size = (
+            group.count + built.extra
+            if grows == group.key and built.extra is not None
+            else group.count
+        )
+        model.add(sum(members) == size)
+    for guarantee in cluster.guarantees:
+        _add_guarantee(built, guarantee, item_of, require_all)
+    demand: dict[tuple[str, Item], list[cp_model.IntVar]] = defaultdict(list)
+    for (key, group_key, device), var in built.gangs.items():
+        demand[group_key, item_of[key, group_key, device]].append(var)
+    for slot, users in demand.items():
+        model.add(sum(users) <= sum(supply.get(slot, [])))
     return built
 
 
-def _add_guarantee(built: ClusterModel, guarantee: Guarantee, require_all: bool) -> None:
-    tier = built.cluster.tier(guarantee.tier)
+def _add_guarantee(
+    built: ClusterModel,
+    guarantee: Guarantee,
+    item_of: dict[tuple[str, str, str], Item],
+    require_all: bool,
+) -> None:
     key = guarantee.key
     literal = built.model.new_bool_var(f"enabled[{key}]")
     built.enabled[key] = literal
+    most = guarantee.count // guarantee.gang
     parts = []
-    for kind in tier.kinds:
-        var = built.model.new_int_var(0, guarantee.count, f"use[{key},{kind.key}]")
+    for owner, group_key, device in sorted(item_of):
+        if owner != key:
+            continue
+        var = built.model.new_int_var(0, most, f"gangs[{key},{group_key},{device}]")
         built.model.add(var == 0).only_enforce_if(~literal)
-        built.use[key, kind.key] = var
+        built.gangs[key, group_key, device] = var
         parts.append(var)
-    built.served[key] = sum(parts) if parts else 0
+    served = guarantee.gang * sum(parts) if parts else 0
+    built.served[key] = served
     if require_all:
-        built.model.add(built.served[key] == guarantee.count).only_enforce_if(literal)
+        built.model.add(served == guarantee.count).only_enforce_if(literal)
     else:
-        built.model.add(built.served[key] <= guarantee.count)
+        built.model.add(served <= guarantee.count)
 
 
 def new_solver(time_limit: float) -> cp_model.CpSolver:
@@ -96,5 +208,5 @@ def new_solver(time_limit: float) -> cp_model.CpSolver:
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
     solver.parameters.random_seed = SOLVER_SEED
-    solver.parameters.max_time_in_seconds = time_limit
+    solver.parameters.max_time_in_seconds = max(time_limit, 0.001)
     return solver

@@ -1,23 +1,27 @@
-"""The solved plan of one cluster: how pools are configured and who is served by what."""
+"""The solved plan of one cluster, written to out/plan/<cluster>.json and read back next time."""
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-WHOLE = "whole"
-"""The configuration name of a GPU that is not partitioned."""
+from compiler.solve.shapes import ALL_DISABLED
+
+Runs = list[tuple[str, int]]
 
 
 @dataclass(frozen=True)
 class TierCapacity:
-    """How many devices a tier's selector reaches in the plan, and how many are promised."""
+    """Devices a tier's selector reaches in the plan, how many are promised, and how many
+    carry a blocking taint (usable only by teams that tolerate it)."""
 
     tier: str
     capacity: int
     guaranteed: int
     limit: int
+    tainted: int = 0
 
     @property
     def headroom(self) -> int:
@@ -26,23 +30,44 @@ class TierCapacity:
 
 
 @dataclass(frozen=True)
+class MigConfig:
+    """A node configuration as mig-parted applies it: the layout of each GPU index."""
+
+    label: str
+    gpus: tuple[str, ...]
+    """Per GPU index: `whole` or a layout such as `2x3g.40gb`; one entry means every GPU."""
+
+
+@dataclass(frozen=True)
 class ClusterPlan:
     """A feasible assignment for one cluster.
 
-    `pool_configs` maps pool -> configuration (`whole` or a MIG layout name) -> GPUs;
-    `assignments` maps guarantee key -> device kind key -> devices.
+    `node_configs` maps pool -> the mig.config label of every node in index order (run-length
+    encoded); `assignments` maps guarantee key -> device kind key -> devices.
     """
 
     cluster: str
-    pool_configs: dict[str, dict[str, int]]
+    node_configs: dict[str, Runs]
+    mig_configs: dict[str, MigConfig]
     assignments: dict[str, dict[str, int]]
     tiers: tuple[TierCapacity, ...]
+    changed_nodes: tuple[str, ...] = ()
+    """Nodes whose MIG configuration differs from the previous plan (to be drained). A property
+    of this compile, not of the plan: it is not written to the plan file, so that compiling again
+    from the written plan gives the same bytes."""
+
+    def labels(self, pool: str) -> list[str]:
+        """The mig.config label of every node of `pool`, in index order."""
+        return [label for label, count in self.node_configs.get(pool, []) for _ in range(count)]
 
     def to_json(self) -> str:
-        """The plan as stable, sorted, indented JSON (out/plan/<cluster>.json)."""
+        """The plan as stable, sorted, indented JSON."""
         document: dict[str, Any] = {
             "cluster": self.cluster,
-            "poolConfigs": self.pool_configs,
+            "nodeConfigs": {
+                p: [[label, n] for label, n in runs] for p, runs in self.node_configs.items()
+            },
+            "migConfigs": {label: list(c.gpus) for label, c in self.mig_configs.items()},
             "assignments": self.assignments,
             "tiers": {
                 t.tier: {
@@ -50,8 +75,75 @@ class ClusterPlan:
                     "guaranteed": t.guaranteed,
                     "limit": t.limit,
                     "headroom": t.headroom,
+                    "tainted": t.tainted,
                 }
                 for t in self.tiers
             },
         }
         return json.dumps(document, indent=2, sort_keys=True) + "\n"
+
+    @staticmethod
+    def from_json(text: str) -> ClusterPlan:
+        """Read a plan written by to_json (ValueError when it is not one)."""
+        document = json.loads(text)
+        if not isinstance(document, dict) or "nodeConfigs" not in document:
+            raise ValueError("not a gpufleet plan")
+        return ClusterPlan(
+            cluster=str(document["cluster"]),
+            node_configs={
+                str(p): [(str(label), int(n)) for label, n in runs]
+                for p, runs in document["nodeConfigs"].items()
+            },
+            mig_configs={
+                str(label): MigConfig(str(label), tuple(str(g) for g in gpus))
+                for label, gpus in document.get("migConfigs", {}).items()
+            },
+            assignments={
+                str(k): {str(d): int(n) for d, n in v.items()}
+                for k, v in document.get("assignments", {}).items()
+            },
+            tiers=tuple(
+                TierCapacity(
+                    str(t),
+                    int(v["capacity"]),
+                    int(v["guaranteed"]),
+                    int(v["limit"]),
+                    int(v.get("tainted", 0)),
+                )
+                for t, v in sorted(document.get("tiers", {}).items())
+            ),
+        )
+
+
+def run_length(labels: list[str]) -> Runs:
+    """[a, a, b] -> [(a, 2), (b, 1)]."""
+    runs: Runs = []
+    for label in labels:
+        if runs and runs[-1][0] == label:
+            runs[-1] = (label, runs[-1][1] + 1)
+        else:
+            runs.append((label, 1))
+    return runs
+
+
+def read_previous_plans(out: Path) -> dict[str, ClusterPlan]:
+    """The plans of the last compile in `out/plan/`; unreadable ones are ignored (a fresh start)."""
+    plans: dict[str, ClusterPlan] = {}
+    directory = out / "plan"
+    if not directory.is_dir():
+        return plans
+    for path in sorted(directory.glob("*.json")):
+        try:
+            plan = ClusterPlan.from_json(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError):
+            continue
+        plans[plan.cluster] = plan
+    return plans
+
+
+def previous_label(previous: ClusterPlan | None, pool: str, index: int) -> str:
+    """The label node `index` of `pool` had, `all-disabled` when unknown."""
+    if previous is None:
+        return ALL_DISABLED
+    labels = previous.labels(pool)
+    return labels[index] if index < len(labels) else ALL_DISABLED

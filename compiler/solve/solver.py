@@ -1,29 +1,45 @@
-"""Solve each cluster's model: a plan when every guarantee fits, an explanation when not."""
+"""Solve each cluster: a plan when every guarantee fits, a minimal explanation when not.
+
+Among feasible plans the solver prefers, in this order: the fewest nodes whose MIG
+configuration changes relative to the previous plan (each change drains a node), then the most
+whole GPUs left free.
+"""
 
 from __future__ import annotations
 
+import hashlib
+from collections import Counter
+
 from ortools.sat.python import cp_model
 
-from compiler.diagnostics import CompileError, Diagnostic, Span
-from compiler.resolve import Guarantee, ResolvedCluster, ResolvedFleet
-from compiler.solve.model import ClusterModel, build_model, new_solver
-from compiler.solve.plan import WHOLE, ClusterPlan, TierCapacity
+from compiler.diagnostics import CompileError, Diagnostic
+from compiler.resolve import ResolvedCluster, ResolvedFleet
+from compiler.solve.explain import explain
+from compiler.solve.model import ClusterModel
+from compiler.solve.plan import (
+    ClusterPlan,
+    MigConfig,
+    TierCapacity,
+    previous_label,
+    run_length,
+)
+from compiler.solve.runner import Deadline, build_checked, check_status
 
 DEFAULT_TIME_LIMIT = 20.0
 """Seconds per cluster; generous, since real fleets solve in milliseconds."""
 
 
-class SolverTimeout(Exception):
-    """The solver stopped at its time limit without a verdict."""
-
-
-def solve_fleet(fleet: ResolvedFleet, time_limit: float = DEFAULT_TIME_LIMIT) -> list[ClusterPlan]:
+def solve_fleet(
+    fleet: ResolvedFleet,
+    time_limit: float = DEFAULT_TIME_LIMIT,
+    previous: dict[str, ClusterPlan] | None = None,
+) -> list[ClusterPlan]:
     """A plan per cluster, or CompileError naming every cluster whose guarantees conflict."""
     plans: list[ClusterPlan] = []
     problems: list[Diagnostic] = []
     for cluster in fleet.clusters:
         try:
-            plans.append(solve_cluster(cluster, time_limit))
+            plans.append(solve_cluster(cluster, time_limit, (previous or {}).get(cluster.name)))
         except CompileError as error:
             problems.extend(error.diagnostics)
     if problems:
@@ -31,130 +47,169 @@ def solve_fleet(fleet: ResolvedFleet, time_limit: float = DEFAULT_TIME_LIMIT) ->
     return plans
 
 
-def _status(solver: cp_model.CpSolver, built: ClusterModel, assume: list[str]) -> int:
-    built.model.clear_assumptions()
-    built.model.add_assumptions([built.enabled[k] for k in assume])
-    return int(solver.solve(built.model))
-
-
-def solve_cluster(cluster: ResolvedCluster, time_limit: float) -> ClusterPlan:
-    """The plan of one cluster that serves every guarantee, preferring whole GPUs left free."""
-    built = build_model(cluster)
-    solver = new_solver(time_limit)
+def solve_cluster(
+    cluster: ResolvedCluster, time_limit: float, previous: ClusterPlan | None = None
+) -> ClusterPlan:
+    """The preferred plan of one cluster that serves every guarantee."""
+    deadline = Deadline(time_limit)
+    built = build_checked(cluster)
     keys = sorted(built.enabled)
-    status = _status(solver, built, keys)
+    built.model.add_assumptions([built.enabled[k] for k in keys])
+    status = int(deadline.solver().solve(built.model))
+    check_status(status, cluster)
     if status == cp_model.INFEASIBLE:
-        raise CompileError([explain(cluster, time_limit)])
-    _check(status, cluster)
+        raise CompileError([explain(cluster, deadline)])
     built.model.clear_assumptions()
     for key in keys:
         built.model.add(built.enabled[key] == 1)
-    mig_gpus = [v for (pool, config), v in sorted(built.gpus.items()) if config != WHOLE]
-    built.model.minimize(sum(mig_gpus))
+    changes = _changes(built, previous)
+    solver = _optimise(built, changes, deadline, cluster, minimise=True)
+    built.model.add(changes == int(solver.objective_value))
+    free = built.free_whole_gpus()
+    solver = _optimise(built, free, deadline, cluster, minimise=False)
+    built.model.add(free == int(solver.objective_value))
+    solver = _optimise(built, _canonical(built), deadline, cluster, minimise=True)
+    return extract_plan(built, solver, previous)
+
+
+def _canonical(built: ClusterModel) -> cp_model.LinearExprT:
+    """A last objective with a fixed pseudo-random weight per assignment variable.
+
+    Plans that tie on every preference differ in which pool serves whom; this picks one the same
+    way on every run, so compiling again from the written plan reproduces it byte for byte.
+    """
+    names = sorted(built.gangs)
+    weights = [
+        1 + int.from_bytes(hashlib.sha256("/".join(n).encode()).digest()[:4], "big") % 1_000_003
+        for n in names
+    ]
+    return cp_model.LinearExpr.weighted_sum([built.gangs[n] for n in names], weights)
+
+
+def _optimise(
+    built: ClusterModel,
+    objective: cp_model.LinearExprT,
+    deadline: Deadline,
+    cluster: ResolvedCluster,
+    minimise: bool,
+) -> cp_model.CpSolver:
+    if minimise:
+        built.model.minimize(objective)
+    else:
+        built.model.maximize(objective)
+    solver = deadline.solver()
     status = int(solver.solve(built.model))
-    _check(status, cluster)
-    return _plan(cluster, built, solver)
-
-
-def _check(status: int, cluster: ResolvedCluster) -> None:
-    if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        return
-    if status == cp_model.UNKNOWN:
+    check_status(status, cluster)
+    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         raise CompileError(
             [
                 Diagnostic(
-                    "GF002",
-                    f"cluster {cluster.name}: the solver reached its time limit without a verdict",
+                    "GF001",
+                    f"cluster {cluster.name}: optimising a feasible plan failed (status {status})",
                     cluster.cluster.source.span(("metadata", "name")),
-                    ("raise --solver-time-limit; nothing was written",),
                 )
             ]
         )
-    raise CompileError(
-        [
-            Diagnostic(
-                "GF001",
-                f"cluster {cluster.name}: the solver rejected its model (status {status})",
-                cluster.cluster.source.span(("metadata", "name")),
+    return solver
+
+
+def _changes(built: ClusterModel, previous: ClusterPlan | None) -> cp_model.LinearExprT:
+    """Nodes whose configuration label differs from the previous plan's."""
+    terms: list[cp_model.LinearExprT] = []
+    for group in built.groups:
+        before = Counter(previous_label(previous, group.pool.pool.name, i) for i in group.nodes)
+        kept: list[cp_model.LinearExprT] = []
+        for index, config in enumerate(built.configs[group.key]):
+            if not before[config.label]:
+                continue
+            keep = built.model.new_int_var(
+                0, before[config.label], f"keep[{group.key},{config.label}]"
             )
-        ]
+            built.model.add(keep <= built.config_nodes(group.key, index))
+            kept.append(keep)
+        terms.append(group.count - sum(kept))
+    return sum(terms)
+
+
+def extract_plan(
+    built: ClusterModel, solver: cp_model.CpSolver, previous: ClusterPlan | None
+) -> ClusterPlan:
+    """Turn a solved model into a plan: labels per node, assignments, capacity per tier."""
+    cluster = built.cluster
+    labels: dict[str, dict[int, str]] = {p.pool.name: {} for p in cluster.pools}
+    mig_configs: dict[str, MigConfig] = {}
+    offered: Counter[tuple[str, str]] = Counter()
+    tainted: Counter[tuple[str, str]] = Counter()
+    for group in built.groups:
+        pool = group.pool.pool.name
+        counts: dict[str, int] = {}
+        for index, config in enumerate(built.configs[group.key]):
+            nodes = int(solver.value(built.config_nodes(group.key, index)))
+            if not nodes:
+                continue
+            counts[config.label] = nodes
+            mig_configs[config.label] = MigConfig(config.label, config.per_gpu())
+            for device, per_node in config.devices.items():
+                offered[pool, device] += nodes * per_node
+                if group.node_taints:
+                    tainted[pool, device] += nodes * per_node
+            if device_tainted := sum(1 for t in group.device_taints if t):
+                tainted[pool, "gpu"] += nodes * min(device_tainted, config.whole_gpus)
+        labels[pool].update(_assign_nodes(group.nodes, counts, pool, previous))
+    node_configs = {
+        pool: run_length([by_index[i] for i in sorted(by_index)])
+        for pool, by_index in sorted(labels.items())
+    }
+    changed = tuple(
+        cluster.node_name(p, i)
+        for p in cluster.pools
+        for i, label in sorted(labels[p.pool.name].items())
+        if label != previous_label(previous, p.pool.name, i)
     )
-
-
-def _plan(cluster: ResolvedCluster, built: ClusterModel, solver: cp_model.CpSolver) -> ClusterPlan:
-    configs: dict[str, dict[str, int]] = {}
-    for (pool, config), var in sorted(built.gpus.items()):
-        value = solver.value(var)
-        if value:
-            configs.setdefault(pool, {})[config] = value
     assignments: dict[str, dict[str, int]] = {}
-    for (key, kind), var in sorted(built.use.items()):
-        value = solver.value(var)
-        if value:
-            assignments.setdefault(key, {})[kind] = value
+    for (key, group_key, device), var in sorted(built.gangs.items()):
+        gangs = int(solver.value(var))
+        if gangs:
+            pool = group_key.split("#")[0]
+            kind = f"{pool}/{'gpu' if device == 'gpu' else 'mig-' + device}"
+            per_kind = assignments.setdefault(key, {})
+            per_kind[kind] = per_kind.get(kind, 0) + gangs * built.guarantee(key).gang
     tiers = []
     for tier in cluster.tiers:
-        capacity = sum(int(solver.value(built.supply[k.key])) for k in tier.kinds)
         mine = [g for g in cluster.guarantees if g.tier == tier.name]
+        slots = [(k.pool, k.profile_name or "gpu") for k in tier.kinds]
         tiers.append(
             TierCapacity(
-                tier.name, capacity, sum(g.count for g in mine), sum(g.limit for g in mine)
+                tier.name,
+                sum(offered[s] for s in slots),
+                sum(g.count for g in mine),
+                sum(g.limit for g in mine),
+                sum(tainted[s] for s in slots),
             )
         )
-    return ClusterPlan(cluster.name, configs, assignments, tuple(tiers))
-
-
-def explain(cluster: ResolvedCluster, time_limit: float) -> Diagnostic:
-    """A diagnostic naming a minimal set of guarantees that cannot be served together."""
-    built = build_model(cluster)
-    solver = new_solver(time_limit)
-    keys = sorted(built.enabled)
-    _status(solver, built, keys)
-    index = {built.enabled[k].index: k for k in keys}
-    core = sorted(index[i] for i in solver.sufficient_assumptions_for_infeasibility())
-    for key in list(core):  # deletion pass: keep only what the conflict needs
-        trial = [k for k in core if k != key]
-        status = _status(solver, built, trial)
-        if status == cp_model.INFEASIBLE:
-            core = trial
-        elif status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-            _check(status, cluster)
-    by_key = {g.key: g for g in cluster.guarantees}
-    conflicting = [by_key[k] for k in core]
-    demand = sum(g.count for g in conflicting)
-    servable = _max_served(cluster, conflicting, time_limit)
-    tiers = sorted({g.tier for g in conflicting})
-    first = conflicting[0]
-    return Diagnostic(
-        "GF401",
-        f"cluster {cluster.name}: tier{'s' if len(tiers) > 1 else ''} {', '.join(tiers)} "
-        f"cannot serve these guarantees at once: they ask for {demand} devices, the devices "
-        f"they select can serve at most {servable} of them (shortfall {demand - servable})",
-        first.span,
-        (
-            f"cut {demand - servable} devices from these guarantees, or add capacity to the pools "
-            f"the tier{'s' if len(tiers) > 1 else ''} select{'' if len(tiers) > 1 else 's'}",
-        ),
-        tuple(_related(g) for g in conflicting),
+    return ClusterPlan(
+        cluster.name,
+        node_configs,
+        dict(sorted(mig_configs.items())),
+        assignments,
+        tuple(tiers),
+        changed,
     )
 
 
-def _related(guarantee: Guarantee) -> tuple[str, Span]:
-    gang = f", gang {guarantee.gang}" if guarantee.gang > 1 else ""
-    return (
-        f"team {guarantee.team.name} guarantees {guarantee.count} x {guarantee.tier}"
-        f"{gang} in namespace {guarantee.namespace}",
-        guarantee.span,
-    )
-
-
-def _max_served(cluster: ResolvedCluster, guarantees: list[Guarantee], time_limit: float) -> int:
-    built = build_model(cluster, require_all=False)
-    wanted = {g.key for g in guarantees}
-    for key, literal in built.enabled.items():
-        built.model.add(literal == (1 if key in wanted else 0))
-    built.model.maximize(sum(built.served[k] for k in sorted(wanted)))
-    solver = new_solver(time_limit)
-    status = int(solver.solve(built.model))
-    _check(status, cluster)
-    return int(solver.objective_value)
+def _assign_nodes(
+    nodes: tuple[int, ...], counts: dict[str, int], pool: str, previous: ClusterPlan | None
+) -> dict[int, str]:
+    """Give nodes their labels, keeping each node's previous label where the counts allow."""
+    remaining = dict(counts)
+    assigned: dict[int, str] = {}
+    for index in nodes:
+        label = previous_label(previous, pool, index)
+        if remaining.get(label, 0) > 0:
+            assigned[index] = label
+            remaining[label] -= 1
+    pending = iter([label for label in sorted(remaining) for _ in range(remaining[label])])
+    for index in nodes:
+        if index not in assigned:
+            assigned[index] = next(pending)
+    return assigned

@@ -1,0 +1,78 @@
+"""Running CP-SAT for one cluster: a shared deadline, status checks, guarded model building."""
+
+from __future__ import annotations
+
+import time
+
+from ortools.sat.python import cp_model
+
+from compiler.diagnostics import CompileError, Diagnostic
+from compiler.resolve import ResolvedCluster
+from compiler.solve.model import EVERYTHING, ClusterModel, Scenario, build_model, new_solver
+from compiler.solve.packing import TooManyPatterns
+
+
+class Deadline:
+    """The time left for one cluster's solves."""
+
+    def __init__(self, seconds: float) -> None:
+        self.end = time.monotonic() + seconds
+
+    def solver(self) -> cp_model.CpSolver:
+        """A deterministic solver limited to the time that is left."""
+        return new_solver(self.end - time.monotonic())
+
+
+def check_status(status: int, cluster: ResolvedCluster) -> None:
+    """Raise the diagnostic for a solve that ended without a usable answer."""
+    if status in (cp_model.OPTIMAL, cp_model.FEASIBLE, cp_model.INFEASIBLE):
+        return
+    span = cluster.cluster.source.span(("metadata", "name"))
+    if status == cp_model.UNKNOWN:
+        raise CompileError(
+            [
+                Diagnostic(
+                    "GF002",
+                    f"cluster {cluster.name}: the solver reached its time limit without a verdict",
+                    span,
+                    ("raise --solver-time-limit; nothing was written",),
+                )
+            ]
+        )
+    raise CompileError(
+        [
+            Diagnostic(
+                "GF001",
+                f"cluster {cluster.name}: the solver rejected its model (status {status})",
+                span,
+            )
+        ]
+    )
+
+
+def build_checked(
+    cluster: ResolvedCluster, scenario: Scenario = EVERYTHING, require_all: bool = True
+) -> ClusterModel:
+    """build_model, with an oversized packing reported as a diagnostic."""
+    try:
+        return build_model(cluster, scenario, require_all)
+    except (TooManyPatterns, ValueError) as error:
+        raise CompileError(
+            [
+                Diagnostic(
+                    "GF402",
+                    f"cluster {cluster.name}: {error}",
+                    cluster.cluster.source.span(("spec", "nodePools")),
+                    ("fewer gang sizes, host shares or MIG profiles per pool keep it small",),
+                )
+            ]
+        ) from None
+
+
+def solve_status(built: ClusterModel, assume: list[str], deadline: Deadline) -> int:
+    """Solve with the given guarantees assumed enabled (the others free); the status."""
+    built.model.clear_assumptions()
+    built.model.add_assumptions([built.enabled[k] for k in assume])
+    status = int(deadline.solver().solve(built.model))
+    check_status(status, built.cluster)
+    return status
