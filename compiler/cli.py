@@ -126,8 +126,7 @@ def _run(args: argparse.Namespace, fmt: str) -> int:
     for path in changes.foreign:
         sys.stderr.write(f"note: {args.out}/{path} is not gpufleet's; left as it is\n")
     summary = ", ".join(
-        f"{plan.cluster}: {sum(1 for p in compiled.tree if p.startswith(f'clusters/{plan.cluster}/'))}"
-        f" files, {len(plan.changed_nodes)} nodes change MIG configuration"
+        f"{plan.cluster}: {len(plan.changed_nodes)} nodes change MIG configuration"
         for plan in compiled.plans
     )
     print(
