@@ -17,11 +17,13 @@ KUBERNETES_VERSION = "1.36"
 
 
 def objects(compiled: Compiled) -> list[tuple[str, dict]]:  # type: ignore[type-arg]
-    return [
+    """Every emitted Kubernetes object (kustomizations and node label lists are not objects)."""
+    found = [
         (path, yaml.safe_load(text))
         for path, text in compiled.tree.items()
         if path.endswith(".yaml") and not path.endswith("kustomization.yaml")
     ]
+    return [(path, obj) for path, obj in found if "apiVersion" in obj]
 
 
 def test_every_emitted_object_validates_strictly(compiled_example: Compiled) -> None:
@@ -45,6 +47,9 @@ def test_paths_follow_the_layout(compiled_example: Compiled) -> None:
         name, kind = obj["metadata"]["name"], obj["kind"].lower()
         if path.startswith("argocd/"):
             assert path == f"argocd/{kind}_{name}.yaml"
+            continue
+        if "/node-config/" in path:
+            assert path.endswith(f"/node-config/{kind}_{name}.yaml")
             continue
         namespace = obj["metadata"].get("namespace", "_cluster")
         assert path.endswith(f"/{namespace}/{kind}_{name}.yaml"), path

@@ -60,5 +60,9 @@ def environment() -> jinja2.Environment:
 
 def render(manifest: Manifest) -> str:
     """The YAML text of one manifest."""
-    template = environment().get_template(manifest.template)
-    return template.render(metadata=manifest.metadata, **manifest.values)
+    return render_template(manifest.template, metadata=manifest.metadata, **manifest.values)
+
+
+def render_template(name: str, **values: Any) -> str:
+    """The text of one template (also for documents embedded in others, e.g. a ConfigMap's)."""
+    return environment().get_template(name).render(**values)

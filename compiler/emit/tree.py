@@ -6,6 +6,7 @@ from compiler.emit.argocd import argocd_manifests
 from compiler.emit.dra import claim_templates, device_classes
 from compiler.emit.manifest import Manifest
 from compiler.emit.namespaces import namespaces, resource_quotas
+from compiler.emit.node_config import node_config
 from compiler.emit.priority import priority_classes
 from compiler.emit.render import render
 from compiler.resolve import ResolvedCluster, ResolvedFleet
@@ -39,9 +40,10 @@ def kustomization(cluster: str, manifests: list[Manifest]) -> Manifest:
 def build_tree(fleet: ResolvedFleet, plans: list[ClusterPlan]) -> dict[str, str]:
     """Every file gpufleet owns below out/, path -> text."""
     tree: dict[str, str] = {}
+    plan_of = {plan.cluster: plan for plan in plans}
     for cluster in fleet.clusters:
         manifests = cluster_manifests(cluster, fleet)
-        for manifest in manifests:
+        for manifest in [*manifests, *node_config(cluster, plan_of[cluster.name])]:
             tree[manifest.path] = render(manifest)
         tree[f"clusters/{cluster.name}/kustomization.yaml"] = render(
             kustomization(cluster.name, manifests)
