@@ -19,6 +19,7 @@ from compiler.diagnostics.formats import FORMATS, FORMATTERS
 from compiler.model.schema import policy_schema_text
 from compiler.pipeline import check_policies, compile_policies
 from compiler.solve import DEFAULT_TIME_LIMIT, read_previous_plans
+from compiler.solve.breakdown import capacity_breakdown
 from compiler.write import compare_tree, write_tree
 
 
@@ -65,6 +66,17 @@ def _parser() -> argparse.ArgumentParser:
                 action="store_true",
                 help="write nothing; exit 1 listing the files that are stale",
             )
+    explain = commands.add_parser(
+        "explain",
+        help="print the capacity of each tier, pool by pool (or why it does not fit)",
+        description="print the capacity of each tier, pool by pool (or why it does not fit)",
+    )
+    explain.add_argument("--policies", type=Path, default=Path("policies"))
+    explain.add_argument(
+        "--out", type=Path, default=Path("out"), help="where the previous plans are (default: out)"
+    )
+    explain.add_argument("--format", choices=FORMATS, default=None)
+    explain.add_argument("--solver-time-limit", type=float, default=DEFAULT_TIME_LIMIT)
     commands.add_parser(
         "schema",
         help="print the JSON Schema of the policy language",
@@ -82,6 +94,13 @@ def _report(diagnostics: Sequence[Diagnostic], fmt: str) -> None:
 def _run(args: argparse.Namespace, fmt: str) -> int:
     if args.command == "schema":
         sys.stdout.write(policy_schema_text())
+        return EXIT_OK
+    if args.command == "explain":
+        fleet, plans = check_policies(
+            args.policies, args.solver_time_limit, read_previous_plans(args.out)
+        )
+        _report(fleet.warnings, fmt)
+        print("\n\n".join(capacity_breakdown(c, p) for c, p in zip(fleet.clusters, plans)))
         return EXIT_OK
     if args.command == "check":
         fleet, _ = check_policies(args.policies, args.solver_time_limit)

@@ -127,3 +127,19 @@ def test_github_format_annotates_file_and_line(run_cli: Run, policy_copy: Path) 
     code, _, err = run_cli("check", "--policies", policy_copy, "--format", "github")
     assert code == 1
     assert err.startswith("::error file=") and ",line=15,col=" in err and "GF202" in err
+
+
+def test_explain_prints_capacity_per_tier_and_pool(run_cli: Run) -> None:
+    code, out, err = run_cli("explain", "--policies", EXAMPLE)
+    assert code == 0, err
+    assert "pool h100: 16 nodes x 8 H100-80GB (4 x all-2x3g.40gb, 12 x all-disabled)" in out
+    assert "tier inference: capacity 64, guaranteed 52, limit 72, headroom 12 (18%)" in out
+    assert "b200/gpu" in out and "(ml-research/ml-research 64, vision/vision 16)" in out
+
+
+def test_explain_on_an_infeasible_fleet_says_why(run_cli: Run, policy_copy: Path) -> None:
+    team = policy_copy / "teams" / "vision.yaml"
+    text = team.read_text().replace("guaranteed: 16", "guaranteed: 40")
+    team.write_text(text.replace("limit: 32", "limit: 40"))
+    code, _, err = run_cli("explain", "--policies", policy_copy)
+    assert code == 1 and "GF401" in err and "or add 1 node to pool b200" in err

@@ -13,21 +13,12 @@ from compiler.emit.manifest import Manifest, provenance
 from compiler.emit.render import render_template
 from compiler.resolve import ResolvedCluster
 from compiler.solve import ClusterPlan
-from compiler.solve.plan import MigConfig
+from compiler.solve.plan import MigConfig, layout_devices
 from compiler.solve.shapes import WHOLE
 
 MIG_PARTED_CONFIGMAP = "gpufleet-mig-parted-config"
 GPU_OPERATOR_NAMESPACE = "gpu-operator"
 NODE_CONFIG = "node-config"
-
-
-def _layout_devices(layout: str) -> dict[str, int]:
-    """`2x3g.40gb,1x1g.10gb` -> {"3g.40gb": 2, "1g.10gb": 1}."""
-    counts = {}
-    for part in layout.split(","):
-        count, profile = part.split("x", 1)
-        counts[profile] = int(count)
-    return dict(sorted(counts.items()))
 
 
 def mig_parted_entries(config: MigConfig, device_filter: list[str]) -> list[dict[str, object]]:
@@ -43,7 +34,7 @@ def mig_parted_entries(config: MigConfig, device_filter: list[str]) -> list[dict
         entry["devices"] = "all" if len(config.gpus) == 1 else indices
         entry["mig-enabled"] = layout != WHOLE
         if layout != WHOLE:
-            entry["mig-devices"] = _layout_devices(layout)
+            entry["mig-devices"] = layout_devices(layout)
         entries.append(entry)
     return entries
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from compiler.solve.shapes import ALL_DISABLED
+from compiler.solve.shapes import ALL_DISABLED, WHOLE
 
 Runs = list[tuple[str, int]]
 
@@ -55,6 +55,17 @@ class ClusterPlan:
     """Nodes whose MIG configuration differs from the previous plan (to be drained). A property
     of this compile, not of the plan: it is not written to the plan file, so that compiling again
     from the written plan gives the same bytes."""
+
+    def devices(self, pool: str, gpus_per_node: int) -> dict[str, int]:
+        """Devices the pool's nodes offer in this plan: `gpu` or a MIG profile -> count."""
+        found: dict[str, int] = {}
+        for label, nodes in self.node_configs.get(pool, []):
+            layouts = self.mig_configs[label].gpus
+            per_gpu = layouts * gpus_per_node if len(layouts) == 1 else layouts
+            for layout in per_gpu:
+                for device, count in layout_devices(layout).items():
+                    found[device] = found.get(device, 0) + count * nodes
+        return dict(sorted(found.items()))
 
     def labels(self, pool: str) -> list[str]:
         """The mig.config label of every node of `pool`, in index order."""
@@ -113,6 +124,17 @@ class ClusterPlan:
                 for t, v in sorted(document.get("tiers", {}).items())
             ),
         )
+
+
+def layout_devices(layout: str) -> dict[str, int]:
+    """`whole` -> {gpu: 1}; `2x3g.40gb,1x1g.10gb` -> {3g.40gb: 2, 1g.10gb: 1}."""
+    if layout == WHOLE:
+        return {"gpu": 1}
+    counts: dict[str, int] = {}
+    for part in layout.split(","):
+        count, profile = part.split("x", 1)
+        counts[profile] = int(count)
+    return dict(sorted(counts.items()))
 
 
 def run_length(labels: list[str]) -> Runs:
