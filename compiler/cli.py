@@ -100,7 +100,11 @@ def _run(args: argparse.Namespace, fmt: str) -> int:
             args.policies, args.solver_time_limit, read_previous_plans(args.out)
         )
         _report(fleet.warnings, fmt)
-        print("\n\n".join(capacity_breakdown(c, p) for c, p in zip(fleet.clusters, plans)))
+        print(
+            "\n\n".join(
+                capacity_breakdown(c, p) for c, p in zip(fleet.clusters, plans, strict=True)
+            )
+        )
         return EXIT_OK
     if args.command == "check":
         fleet, _ = check_policies(args.policies, args.solver_time_limit)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from itertools import permutations
 
 import pytest
@@ -70,3 +71,52 @@ def test_a100_40gb_maximal_layouts_match_the_mig_guide() -> None:
     assert "3x2g.10gb,1x1g.5gb" not in maximal  # names are sorted by profile
     assert "1x1g.5gb,3x2g.10gb" in maximal
     assert all(not name.startswith("8x") for name in maximal)
+
+
+# Written by hand from the MIG user guide's placement diagrams (7 compute / 8 memory slices:
+# 7g at 0; 4g at 0; 3g at 0 or 4; 2g at 0, 2 or 4; 1g at 0..6), counting only the classic
+# profiles. A layout is maximal when no further instance of these profiles fits beside it.
+CLASSIC_MAXIMAL = {
+    ("7g",),
+    ("4g", "3g"),
+    ("4g", "2g", "1g"),
+    ("4g", "1g", "1g", "1g"),
+    ("3g", "3g"),
+    ("3g", "2g", "2g"),
+    ("3g", "2g", "1g", "1g"),
+    ("3g", "1g", "1g", "1g", "1g"),
+    ("2g", "2g", "2g", "1g"),
+    ("2g", "2g", "1g", "1g", "1g"),
+    ("2g", "1g", "1g", "1g", "1g", "1g"),
+    ("1g",) * 7,
+}
+
+
+@pytest.mark.parametrize("name", ["A100-40GB", "H100-80GB"])
+def test_maximal_classic_layouts_match_the_placement_diagrams(name: str) -> None:
+    model = CATALOG.lookup(name)
+    assert model is not None and model.mig is not None
+    classic = dataclasses.replace(
+        model,
+        mig=dataclasses.replace(
+            model.mig, profiles=tuple(p for p in model.mig.profiles if p.slot in CLASSIC_SLOTS)
+        ),
+    )
+    slot_of = {p.name: p.slot for p in model.mig.profiles}
+    found = {
+        tuple(sorted((slot_of[p] for p, n in layout.counts for _ in range(n)), reverse=True))
+        for layout in enumerate_layouts(classic)
+        if is_maximal(classic, layout)
+    }
+    assert found == {tuple(sorted(m, reverse=True)) for m in CLASSIC_MAXIMAL}
+
+
+CLASSIC_SLOTS = {"1g", "2g", "3g", "4g", "7g"}
+
+
+def test_media_extension_profiles_appear_at_most_once() -> None:
+    model = CATALOG.lookup("H100-80GB")
+    assert model is not None
+    for layout in enumerate_layouts(model):
+        assert sum(n for p, n in layout.counts if p.endswith("+me")) <= 1
+    assert any(p == "1g.10gb+me" for layout in enumerate_layouts(model) for p, _ in layout.counts)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from compiler.catalog import GpuModel
 from compiler.diagnostics import Diagnostic, Span
@@ -147,7 +148,19 @@ class ResolvedCluster:
 
     def tier(self, name: str) -> TierInCluster:
         """The tier called `name` in this cluster."""
-        return next(t for t in self.tiers if t.name == name)
+        return self._tiers_by_name[name]
+
+    @cached_property
+    def _tiers_by_name(self) -> dict[str, TierInCluster]:
+        return {t.name: t for t in self.tiers}
+
+    def guarantee(self, key: str) -> Guarantee:
+        """The guarantee with `key`."""
+        return self._guarantees_by_key[key]
+
+    @cached_property
+    def _guarantees_by_key(self) -> dict[str, Guarantee]:
+        return {g.key: g for g in self.guarantees}
 
     def node_name(self, pool: ResolvedPool, index: int) -> str:
         """The Kubernetes node name (and DRA pool name) of node `index` of `pool`."""

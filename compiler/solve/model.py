@@ -9,6 +9,7 @@ enforcement literal per guarantee lets the explainer switch clauses off. Nothing
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -72,11 +73,12 @@ class ClusterModel:
 
     def guarantee(self, key: str) -> Guarantee:
         """The guarantee with `key`."""
-        return next(g for g in self.cluster.guarantees if g.key == key)
+        return self.cluster.guarantee(key)
 
 
 def host_limits(cluster: ResolvedCluster, pool: ResolvedPool) -> HostLimits:
-    """A node's allocatable memory and CPU: capacity minus reservations and eviction."""
+    """A node's allocatable memory (bytes) and CPU (millicores): capacity minus reservations and
+    eviction, rounded down."""
     kubelet = cluster.cluster.spec.kubelet
     reserved_memory = sum(
         (r.memory or 0 for r in (kubelet.system_reserved, kubelet.kube_reserved)), Fraction(0)
@@ -90,7 +92,7 @@ def host_limits(cluster: ResolvedCluster, pool: ResolvedPool) -> HostLimits:
     cpu = pool.pool.cpu - sum(
         (r.cpu or 0 for r in (kubelet.system_reserved, kubelet.kube_reserved)), Fraction(0)
     )
-    return HostLimits(max(memory, Fraction(0)), max(cpu, Fraction(0)))
+    return HostLimits(max(math.floor(memory), 0), max(math.floor(cpu * 1000), 0))
 
 
 def tolerated(cluster: ResolvedCluster, guarantee: Guarantee) -> frozenset[str]:
@@ -111,8 +113,8 @@ def guarantee_items(cluster: ResolvedCluster, group: NodeGroup) -> dict[tuple[st
             items[guarantee.key, device] = Item(
                 device,
                 guarantee.gang,
-                spec.host_memory_per_gpu or Fraction(0),
-                spec.cpu_per_gpu or Fraction(0),
+                math.ceil(spec.host_memory_per_gpu or 0),
+                math.ceil((spec.cpu_per_gpu or 0) * 1000),
                 tolerated(cluster, guarantee) & group.taints,
             )
     return items

@@ -53,18 +53,12 @@ def solve_cluster(
     """The preferred plan of one cluster that serves every guarantee."""
     deadline = Deadline(time_limit)
     built = build_checked(cluster)
-    keys = sorted(built.enabled)
-    built.model.add_assumptions([built.enabled[k] for k in keys])
-    status = int(deadline.solver().solve(built.model))
-    check_status(status, cluster)
-    if status == cp_model.INFEASIBLE:
-        raise CompileError([explain(cluster, deadline)])
-    built.model.clear_assumptions()
-    for key in keys:
-        built.model.add(built.enabled[key] == 1)
-    changes = _changes(built, previous)
-    solver = _optimise(built, changes, deadline, cluster, minimise=True)
-    built.model.add(changes == int(solver.objective_value))
+    for literal in built.enabled.values():
+        built.model.add(literal == 1)
+    if any(len(configs) > 1 for configs in built.configs.values()):  # else nothing can change
+        changes = _changes(built, previous)
+        solver = _optimise(built, changes, deadline, cluster, minimise=True)
+        built.model.add(changes == int(solver.objective_value))
     free = built.free_whole_gpus()
     solver = _optimise(built, free, deadline, cluster, minimise=False)
     built.model.add(free == int(solver.objective_value))
@@ -100,6 +94,8 @@ def _optimise(
     solver = deadline.solver()
     status = int(solver.solve(built.model))
     check_status(status, cluster)
+    if status == cp_model.INFEASIBLE:
+        raise CompileError([explain(cluster, deadline)])
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         raise CompileError(
             [
