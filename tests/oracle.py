@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from itertools import combinations_with_replacement, product
 
 from compiler.catalog import enumerate_layouts
@@ -103,7 +103,7 @@ def feasible(cluster: ResolvedCluster) -> bool:
 
 
 def _place(cluster, nodes, gangs, tolerant, state) -> bool:  # type: ignore[no-untyped-def]
-    @lru_cache(maxsize=None)
+    @cache
     def go(index: int, state: tuple) -> bool:  # type: ignore[type-arg]
         if index == len(gangs):
             return True
