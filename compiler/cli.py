@@ -18,8 +18,14 @@ from compiler.diagnostics.codes import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, EXIT_
 from compiler.diagnostics.formats import FORMATS, FORMATTERS
 from compiler.model.schema import policy_schema_text
 from compiler.pipeline import check_policies, compile_policies
+from compiler.review import (
+    REVIEW_COMMANDS,
+    add_review_arguments,
+    conflict_diagnostics,
+    note_foreign,
+)
 from compiler.solve import DEFAULT_TIME_LIMIT
-from compiler.write import compare_tree, write_tree
+from compiler.write import OutputConflict, compare_tree, write_tree
 
 
 class _Parser(argparse.ArgumentParser):
@@ -35,6 +41,9 @@ def _parser() -> argparse.ArgumentParser:
     for name, summary in (
         ("compile", "compile the policies into the output directory"),
         ("check", "load, resolve and solve the policies without writing anything"),
+        ("diff", "show what a compile would change in the output directory"),
+        ("report", "print the Markdown capacity report, compared with the previous plan"),
+        ("render", "print one cluster's objects as a YAML stream (for Argo CD plugins)"),
     ):
         sub = commands.add_parser(name, help=summary, description=summary)
         sub.add_argument(
@@ -56,10 +65,12 @@ def _parser() -> argparse.ArgumentParser:
             metavar="SECONDS",
             help="time limit per cluster (default: %(default)s)",
         )
-        if name == "compile":
+        if name in ("compile", "diff", "report"):
             sub.add_argument(
                 "--out", type=Path, default=Path("out"), help="output directory (default: out)"
             )
+        add_review_arguments(name, sub)
+        if name == "compile":
             sub.add_argument(
                 "--check",
                 action="store_true",
@@ -80,6 +91,8 @@ def _report(diagnostics: Sequence[Diagnostic], fmt: str) -> None:
 
 
 def _run(args: argparse.Namespace, fmt: str) -> int:
+    if args.command in REVIEW_COMMANDS:
+        return REVIEW_COMMANDS[args.command](args, lambda d: _report(d, fmt))
     if args.command == "schema":
         sys.stdout.write(policy_schema_text())
         return EXIT_OK
@@ -95,6 +108,8 @@ def _run(args: argparse.Namespace, fmt: str) -> int:
     _report(compiled.warnings, fmt)
     if args.check:
         changes = compare_tree(args.out, compiled.tree)
+        note_foreign(args.out, changes.foreign)
+        _report(conflict_diagnostics(args.out, changes.conflicts), fmt)
         if changes.stale:
             stale = [
                 ("added", changes.added),
@@ -118,12 +133,13 @@ def _run(args: argparse.Namespace, fmt: str) -> int:
         return EXIT_OK
     try:
         changes = write_tree(args.out, compiled.tree)
+    except OutputConflict as conflict:
+        raise CompileError(conflict_diagnostics(args.out, conflict.paths)) from None
     except OSError as error:
         raise CompileError(
             [Diagnostic("GF502", f"cannot write {args.out}: {error.strerror}", Span(str(args.out)))]
         ) from None
-    for path in changes.foreign:
-        sys.stderr.write(f"note: {args.out}/{path} is not gpufleet's; left as it is\n")
+    note_foreign(args.out, changes.foreign)
     summary = ", ".join(
         f"{c}: {sum(1 for p in compiled.tree if p.startswith(f'clusters/{c}/'))} files"
         for c in (plan.cluster for plan in compiled.plans)

@@ -3,6 +3,7 @@ their vendored openAPIV3Schema."""
 
 from __future__ import annotations
 
+import json
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,10 @@ import kubernetes_validate
 import yaml
 
 SCHEMAS = Path(__file__).resolve().parent.parent / "compiler" / "schemas"
+CMP_SCHEMA = (
+    Path(__file__).resolve().parent / "schemas" / "argocd-configmanagementplugin.schema.json"
+)
+"""plugin.yaml is not a custom resource; this schema is transcribed from Argo CD's Go types."""
 CRD_FILES = {
     ("argoproj.io", "ApplicationSet"): "argocd/applicationset-crd.yaml",
     ("argoproj.io", "AppProject"): "argocd/appproject-crd.yaml",
@@ -32,6 +37,9 @@ def crd_schema(group: str, kind: str, version: str) -> dict[str, Any]:
 def validate_object(obj: dict[str, Any], kubernetes_version: str) -> None:
     """Raise if `obj` is not valid for its API (strict: unknown fields are errors)."""
     group, _, version = obj["apiVersion"].rpartition("/")
+    if (group, obj["kind"]) == ("argoproj.io", "ConfigManagementPlugin"):
+        jsonschema.validate(obj, json.loads(CMP_SCHEMA.read_text()))
+        return
     if (group, obj["kind"]) in CRD_FILES:
         jsonschema.validate(obj, crd_schema(group, obj["kind"], version))
         return

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 
+from compiler.diagnostics.codes import CODES
 from compiler.diagnostics.diagnostic import Diagnostic, Span
 
 FORMATS = ("text", "json", "github")
@@ -47,6 +48,7 @@ def format_json(diagnostic: Diagnostic) -> str:
     return json.dumps(
         {
             "code": diagnostic.code,
+            "name": CODES[diagnostic.code].name,
             "severity": diagnostic.severity.value,
             "message": diagnostic.message,
             "file": span.file if span else None,
@@ -66,18 +68,28 @@ def _escape_github(text: str) -> str:
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
+def _escape_github_property(text: str) -> str:
+    return _escape_github(text).replace(":", "%3A").replace(",", "%2C")
+
+
 def format_github(diagnostic: Diagnostic) -> str:
-    """A GitHub Actions workflow command that annotates the file and line in the PR."""
+    """A GitHub Actions workflow command that annotates the file and line in the PR.
+
+    Line and column are given only when the diagnostic has them (a directory such as out/
+    has none); property values are escaped as the workflow-command syntax requires.
+    """
     command = "error" if diagnostic.severity.value == "error" else "warning"
     span = diagnostic.span
-    location = ""
+    properties = []
     if span:
-        location = f" file={span.file},line={max(span.line, 1)},col={max(span.column, 1)},"
-        location += f"title={diagnostic.code}"
-    else:
-        location = f" title={diagnostic.code}"
+        properties.append(f"file={_escape_github_property(span.file)}")
+        if span.line > 0:
+            properties.append(f"line={span.line}")
+            properties.append(f"col={max(span.column, 1)}")
+    properties.append(f"title={diagnostic.code} {CODES[diagnostic.code].name}")
     body = diagnostic.message + "".join(f"\nhint: {h}" for h in diagnostic.hints)
-    return f"::{command}{location}::{_escape_github(body)}"
+    body += "".join(f"\nnote: {note} ({where})" for note, where in diagnostic.related)
+    return f"::{command} {','.join(properties)}::{_escape_github(body)}"
 
 
 FORMATTERS: dict[str, Callable[[Diagnostic], str]] = {
