@@ -7,6 +7,7 @@ Exit codes: 0 ok, 1 policy problem (infeasible, semantic error, stale out/),
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 import traceback
@@ -28,11 +29,37 @@ from compiler.solve import DEFAULT_TIME_LIMIT
 from compiler.write import OutputConflict, compare_tree, write_tree
 
 
+class _UsageError(Exception):
+    def __init__(self, message: str, usage: str) -> None:
+        super().__init__(message)
+        self.usage = usage
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
-        self.print_usage(sys.stderr)
-        sys.stderr.write(f"gpufleet: error[GF113]: {message}\n")
-        raise SystemExit(EXIT_INPUT)
+        raise _UsageError(message, self.format_usage())
+
+
+def _default_format(argv: Sequence[str]) -> str:
+    """The --format asked for (even on a command line that does not parse), else the default."""
+    for index, word in enumerate(argv):
+        value = word.removeprefix("--format=") if word.startswith("--format=") else None
+        if word == "--format" and index + 1 < len(argv):
+            value = argv[index + 1]
+        if value in FORMATS:
+            return value
+    return "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text"
+
+
+def _seconds(text: str) -> float:
+    """A time limit: a finite number of seconds, not negative."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}")
+    return value
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -60,7 +87,7 @@ def _parser() -> argparse.ArgumentParser:
         )
         sub.add_argument(
             "--solver-time-limit",
-            type=float,
+            type=_seconds,
             default=DEFAULT_TIME_LIMIT,
             metavar="SECONDS",
             help="time limit per cluster (default: %(default)s)",
@@ -153,10 +180,16 @@ def _run(args: argparse.Namespace, fmt: str) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; never lets a Python traceback reach the user."""
-    args = _parser().parse_args(argv)
-    fmt = getattr(args, "format", None) or (
-        "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text"
-    )
+    words = list(sys.argv[1:] if argv is None else argv)
+    fmt = _default_format(words)
+    try:
+        args = _parser().parse_args(words)
+    except _UsageError as error:
+        if fmt == "text":
+            sys.stderr.write(error.usage)
+        hint = "`gpufleet --help` lists the commands, `gpufleet COMMAND --help` their options"
+        _report([Diagnostic("GF113", str(error), None, (hint,))], fmt)
+        return EXIT_INPUT
     try:
         return _run(args, fmt)
     except CompileError as error:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from compiler.diagnostics import Diagnostic, Span, fail
 from compiler.diagnostics.codes import EXIT_OK
-from compiler.pipeline import compile_policies
+from compiler.pipeline import Compiled, compile_policies
 from compiler.report import Previous, build_report, mig_changes, read_previous_plans, render_diff
 from compiler.report.diff import read_changes
 from compiler.report.markdown import gpus_per_node
@@ -56,9 +56,15 @@ def note_foreign(out: Path, paths: Sequence[str]) -> None:
         sys.stderr.write(f"note: {out / path} is not gpufleet's; left as it is\n")
 
 
+def compile_as_compile_would(args: argparse.Namespace) -> Compiled:
+    """The tree `gpufleet compile` would write with these arguments: diff, report and render
+    must show exactly that, so they all compile through here."""
+    return compile_policies(args.policies, args.solver_time_limit)
+
+
 def run_diff(args: argparse.Namespace, report: Reporter) -> int:
     """Print what a compile would change in out/, grouped by cluster and object."""
-    compiled = compile_policies(args.policies, args.solver_time_limit)
+    compiled = compile_as_compile_would(args)
     report(compiled.warnings)
     previous, problems = read_previous_plans(args.out)
     report(problems)
@@ -83,7 +89,7 @@ def run_diff(args: argparse.Namespace, report: Reporter) -> int:
 
 def run_report(args: argparse.Namespace, report: Reporter) -> int:
     """Print the Markdown report, compared with the plans in --previous (default: --out)."""
-    compiled = compile_policies(args.policies, args.solver_time_limit)
+    compiled = compile_as_compile_would(args)
     report(compiled.warnings)
     base = args.previous if args.previous is not None else args.out
     previous, problems = read_previous_plans(base)
@@ -95,7 +101,7 @@ def run_report(args: argparse.Namespace, report: Reporter) -> int:
 
 def run_render(args: argparse.Namespace, report: Reporter) -> int:
     """Print one cluster's objects as a YAML stream: what Argo CD syncs for that cluster."""
-    compiled = compile_policies(args.policies, args.solver_time_limit)
+    compiled = compile_as_compile_would(args)
     report(compiled.warnings)
     names = sorted(c.name for c in compiled.fleet.clusters)
     if args.cluster not in names:

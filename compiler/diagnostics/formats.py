@@ -14,11 +14,21 @@ FORMATS = ("text", "json", "github")
 
 
 @lru_cache(maxsize=256)
-def _source_lines(file: str) -> tuple[str, ...]:
+def _cached_lines(path: Path, _version: tuple[int, int]) -> tuple[str, ...]:
     try:
-        return tuple(Path(file).read_text(encoding="utf-8").splitlines())
+        return tuple(path.read_text(encoding="utf-8").splitlines())
     except (OSError, UnicodeDecodeError):
         return ()
+
+
+def _source_lines(file: str) -> tuple[str, ...]:
+    """The lines of a file, cached per absolute path and version (mtime, size)."""
+    path = Path(file).absolute()
+    try:
+        stat = path.stat()
+    except OSError:
+        return ()
+    return _cached_lines(path, (stat.st_mtime_ns, stat.st_size))
 
 
 def _excerpt(span: Span) -> list[str]:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from compiler.diagnostics import CODES, Diagnostic
 from compiler.model.policy import PolicyObject
 from compiler.report.compare import fleet_changes, percent
-from compiler.report.mig import MigChange, mig_changes
+from compiler.report.mig import MigChange, mig_changes, pool_configurations
 from compiler.resolve import ResolvedCluster, ResolvedFleet
 from compiler.solve import ClusterPlan
 
@@ -39,6 +39,10 @@ def table(
 def gpus_per_node(cluster: ResolvedCluster) -> dict[str, int]:
     """GPUs per node of each pool of a cluster."""
     return {p.pool.name: p.pool.gpus_per_node for p in cluster.pools}
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
 def _configs(configs: Mapping[str, int]) -> str:
@@ -71,7 +75,7 @@ def _cluster_section(
     per_node = gpus_per_node(cluster)
     pools = [
         [pool, per_node.get(pool, "-"), sum(configs.values()), _configs(configs)]
-        for pool, configs in sorted(plan.pool_configs.items())
+        for pool, configs in pool_configurations(plan).items()
     ]
     lines += ["**MIG plan** (GPUs per configuration)", ""]
     lines += table(["Pool", "GPUs per node", "GPUs", "Configurations"], pools, (1, 2))
@@ -166,7 +170,8 @@ def build_report(
     lines = [
         "# gpufleet capacity report",
         "",
-        f"{len(fleet.clusters)} clusters, {guarantees} guarantees: every guarantee fits.",
+        f"{_count(len(fleet.clusters), 'cluster')}, {_count(guarantees, 'guarantee')}: "
+        "every guarantee fits.",
         "",
         "Per tier, headroom is capacity nobody is guaranteed; borrowing is what teams may use "
         "above their guarantees (limit - guaranteed), served from the headroom when it is free.",

@@ -1,7 +1,8 @@
 """Which GPUs change MIG configuration between two plans, and how many nodes that drains.
 
-This is the one place that answers "what must be drained"; it reads `pool_configs` (GPUs per
-configuration and pool). When plans record layouts per node, point `mig_changes` at that.
+The only module of the report package that reads how a plan configures MIG (`pool_configs`:
+GPUs per configuration and pool). When plans record layouts per node, point these two
+functions at that and the report and the diff follow.
 """
 
 from __future__ import annotations
@@ -24,6 +25,11 @@ class MigChange:
     """GPUs that must be reconfigured (at least; the plan counts GPUs per pool)."""
     nodes: int
     """Nodes to drain, at least: the reconfigured GPUs packed onto as few nodes as possible."""
+
+
+def pool_configurations(plan: ClusterPlan) -> dict[str, dict[str, int]]:
+    """GPUs per configuration (`whole` or a MIG layout) of each pool of a plan."""
+    return {pool: dict(sorted(c.items())) for pool, c in sorted(plan.pool_configs.items())}
 
 
 def mig_changes(

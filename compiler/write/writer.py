@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 from dataclasses import dataclass, field
@@ -107,6 +108,8 @@ def write_tree(out: Path, tree: dict[str, str]) -> Staleness:
     for path in tree:
         _check_path(path)
     out = out.absolute()
+    if out.exists() and not out.is_dir():
+        raise NotADirectoryError(errno.ENOTDIR, "it exists and is not a directory", str(out))
     retired = out.with_name(f".{out.name}.retired")
     staging = out.with_name(f".{out.name}.staging")
     recover(out, retired)
