@@ -99,7 +99,14 @@ def format_github(diagnostic: Diagnostic) -> str:
     properties.append(f"title={diagnostic.code} {CODES[diagnostic.code].name}")
     body = diagnostic.message + "".join(f"\nhint: {h}" for h in diagnostic.hints)
     body += "".join(f"\nnote: {note} ({where})" for note, where in diagnostic.related)
-    return f"::{command} {','.join(properties)}::{_escape_github(body)}"
+    lines = [f"::{command} {','.join(properties)}::{_escape_github(body)}"]
+    for note, where in diagnostic.related:  # annotate every clause involved, not just the first
+        related = f"file={_escape_github_property(where.file)}"
+        if where.line > 0:
+            related += f",line={where.line},col={max(where.column, 1)}"
+        title = _escape_github_property(f"{diagnostic.code} (related)")
+        lines.append(f"::notice {related},title={title}::{_escape_github(note)}")
+    return "\n".join(lines)
 
 
 FORMATTERS: dict[str, Callable[[Diagnostic], str]] = {
