@@ -27,11 +27,19 @@ CRD_FILES = {
 @cache
 def crd_schema(group: str, kind: str, version: str) -> dict[str, Any]:
     """The openAPIV3Schema of one served version of a vendored CRD."""
-    crd = yaml.safe_load((SCHEMAS / CRD_FILES[group, kind]).read_text())
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: the CRDs are megabytes
+    crd = yaml.load((SCHEMAS / CRD_FILES[group, kind]).read_text(), Loader=loader)
     for served in crd["spec"]["versions"]:
         if served["name"] == version:
             return dict(served["schema"]["openAPIV3Schema"])
     raise KeyError(f"{group}/{version} {kind} is not in the vendored CRD")
+
+
+@cache
+def crd_validator(group: str, kind: str, version: str) -> Any:
+    """A validator for a CRD's schema, built once (checking a megabyte schema takes seconds)."""
+    schema = crd_schema(group, kind, version)
+    return jsonschema.validators.validator_for(schema)(schema)
 
 
 def validate_object(obj: dict[str, Any], kubernetes_version: str) -> None:
@@ -41,6 +49,6 @@ def validate_object(obj: dict[str, Any], kubernetes_version: str) -> None:
         jsonschema.validate(obj, json.loads(CMP_SCHEMA.read_text()))
         return
     if (group, obj["kind"]) in CRD_FILES:
-        jsonschema.validate(obj, crd_schema(group, obj["kind"], version))
+        crd_validator(group, obj["kind"], version).validate(obj)
         return
     kubernetes_validate.validate(obj, f"{kubernetes_version}.0", strict=True)

@@ -119,3 +119,10 @@ def test_the_cmp_example_application_set_is_valid() -> None:
     source = example["spec"]["template"]["spec"]["source"]
     assert source["plugin"]["name"] == "gpufleet"
     assert source["plugin"]["env"] == [{"name": "GPUFLEET_CLUSTER", "value": "{{.cluster}}"}]
+
+
+def test_crd_validation_is_real(compiled_example: Compiled) -> None:
+    application_set = load(compiled_example, "argocd/applicationset_gpufleet.yaml")
+    application_set["spec"]["goTemplate"] = "yes"
+    with pytest.raises(jsonschema.ValidationError, match="yes"):
+        validate_object(application_set, "1.36")
