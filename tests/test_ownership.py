@@ -54,3 +54,19 @@ def test_check_and_diff_report_files_gpufleet_does_not_own(run_cli: Run, tmp_pat
     assert code == 0 and f"note: {out / 'NOTES.md'} is not gpufleet's" in err
     code, stdout, err = run_cli("diff", "--policies", EXAMPLE, "--out", out)
     assert code == 0 and "up to date" in stdout and "NOTES.md" in err
+
+
+def test_provenance_names_file_and_clause_never_a_line(run_cli: Run, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    run_cli("compile", "--policies", EXAMPLE, "--out", out)
+    sources = [
+        line.split(": ", 1)[1]
+        for path in out.rglob("*.yaml")
+        for line in path.read_text().splitlines()
+        if line.strip().startswith("gpufleet.dev/source:")
+    ]
+    assert len(sources) > 40
+    for source in sources:
+        file, clause = source.strip('"').split("#")
+        assert file.startswith("policies/") and file.endswith(".yaml") and clause, source
+        assert not any(part.isdigit() for part in file.replace(".", ":").split(":")), source
