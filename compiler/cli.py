@@ -7,6 +7,7 @@ Exit codes: 0 ok, 1 policy problem (infeasible, semantic error, stale out/),
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 import traceback
@@ -17,17 +18,50 @@ from compiler.diagnostics import CompileError, Diagnostic, Span, exit_code_for
 from compiler.diagnostics.codes import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, EXIT_POLICY
 from compiler.diagnostics.formats import FORMATS, FORMATTERS
 from compiler.model.schema import policy_schema_text
-from compiler.pipeline import check_policies, compile_policies
-from compiler.solve import DEFAULT_TIME_LIMIT, read_previous_plans
+from compiler.pipeline import check_policies
+from compiler.review import (
+    REVIEW_COMMANDS,
+    add_review_arguments,
+    compile_as_compile_would,
+    conflict_diagnostics,
+    note_foreign,
+)
+from compiler.solve import DEFAULT_TIME_LIMIT
 from compiler.solve.breakdown import capacity_breakdown
-from compiler.write import compare_tree, write_tree
+from compiler.write import OutputConflict, compare_tree, write_tree
+
+
+class _UsageError(Exception):
+    def __init__(self, message: str, usage: str) -> None:
+        super().__init__(message)
+        self.usage = usage
 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
-        self.print_usage(sys.stderr)
-        sys.stderr.write(f"gpufleet: error[GF113]: {message}\n")
-        raise SystemExit(EXIT_INPUT)
+        raise _UsageError(message, self.format_usage())
+
+
+def _default_format(argv: Sequence[str]) -> str:
+    """The --format asked for (even on a command line that does not parse), else the default."""
+    for index, word in enumerate(argv):
+        value = word.removeprefix("--format=") if word.startswith("--format=") else None
+        if word == "--format" and index + 1 < len(argv):
+            value = argv[index + 1]
+        if value in FORMATS:
+            return value
+    return "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text"
+
+
+def _seconds(text: str) -> float:
+    """A time limit: a finite number of seconds, not negative."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}")
+    return value
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -36,6 +70,10 @@ def _parser() -> argparse.ArgumentParser:
     for name, summary in (
         ("compile", "compile the policies into the output directory"),
         ("check", "load, resolve and solve the policies without writing anything"),
+        ("diff", "show what a compile would change in the output directory"),
+        ("report", "print the Markdown capacity report, compared with the previous plan"),
+        ("render", "print one cluster's objects as a YAML stream (for Argo CD plugins)"),
+        ("explain", "print the capacity of each tier, pool by pool (or why it does not fit)"),
     ):
         sub = commands.add_parser(name, help=summary, description=summary)
         sub.add_argument(
@@ -52,31 +90,25 @@ def _parser() -> argparse.ArgumentParser:
         )
         sub.add_argument(
             "--solver-time-limit",
-            type=float,
+            type=_seconds,
             default=DEFAULT_TIME_LIMIT,
             metavar="SECONDS",
             help="time limit per cluster (default: %(default)s)",
         )
-        if name == "compile":
+        if name != "check":
             sub.add_argument(
-                "--out", type=Path, default=Path("out"), help="output directory (default: out)"
+                "--out",
+                type=Path,
+                default=Path("out"),
+                help="output directory, whose plans keep MIG layouts stable (default: out)",
             )
+        add_review_arguments(name, sub)
+        if name == "compile":
             sub.add_argument(
                 "--check",
                 action="store_true",
                 help="write nothing; exit 1 listing the files that are stale",
             )
-    explain = commands.add_parser(
-        "explain",
-        help="print the capacity of each tier, pool by pool (or why it does not fit)",
-        description="print the capacity of each tier, pool by pool (or why it does not fit)",
-    )
-    explain.add_argument("--policies", type=Path, default=Path("policies"))
-    explain.add_argument(
-        "--out", type=Path, default=Path("out"), help="where the previous plans are (default: out)"
-    )
-    explain.add_argument("--format", choices=FORMATS, default=None)
-    explain.add_argument("--solver-time-limit", type=float, default=DEFAULT_TIME_LIMIT)
     commands.add_parser(
         "schema",
         help="print the JSON Schema of the policy language",
@@ -92,13 +124,14 @@ def _report(diagnostics: Sequence[Diagnostic], fmt: str) -> None:
 
 
 def _run(args: argparse.Namespace, fmt: str) -> int:
+    if args.command in REVIEW_COMMANDS:
+        return REVIEW_COMMANDS[args.command](args, lambda d: _report(d, fmt))
     if args.command == "schema":
         sys.stdout.write(policy_schema_text())
         return EXIT_OK
     if args.command == "explain":
-        fleet, plans = check_policies(
-            args.policies, args.solver_time_limit, read_previous_plans(args.out)
-        )
+        compiled = compile_as_compile_would(args, lambda d: _report(d, fmt))
+        fleet, plans = compiled.fleet, compiled.plans
         _report(fleet.warnings, fmt)
         print(
             "\n\n".join(
@@ -114,11 +147,12 @@ def _run(args: argparse.Namespace, fmt: str) -> int:
             " guarantees, all feasible"
         )
         return EXIT_OK
-    previous = read_previous_plans(args.out)
-    compiled = compile_policies(args.policies, args.solver_time_limit, previous)
+    compiled = compile_as_compile_would(args, lambda d: _report(d, fmt))
     _report(compiled.warnings, fmt)
     if args.check:
         changes = compare_tree(args.out, compiled.tree)
+        note_foreign(args.out, changes.foreign)
+        _report(conflict_diagnostics(args.out, changes.conflicts), fmt)
         if changes.stale:
             stale = [
                 ("added", changes.added),
@@ -142,12 +176,13 @@ def _run(args: argparse.Namespace, fmt: str) -> int:
         return EXIT_OK
     try:
         changes = write_tree(args.out, compiled.tree)
+    except OutputConflict as conflict:
+        raise CompileError(conflict_diagnostics(args.out, conflict.paths)) from None
     except OSError as error:
         raise CompileError(
             [Diagnostic("GF502", f"cannot write {args.out}: {error.strerror}", Span(str(args.out)))]
         ) from None
-    for path in changes.foreign:
-        sys.stderr.write(f"note: {args.out}/{path} is not gpufleet's; left as it is\n")
+    note_foreign(args.out, changes.foreign)
     summary = ", ".join(
         f"{plan.cluster}: {len(plan.changed_nodes)} nodes change MIG configuration"
         for plan in compiled.plans
@@ -161,10 +196,16 @@ def _run(args: argparse.Namespace, fmt: str) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; never lets a Python traceback reach the user."""
-    args = _parser().parse_args(argv)
-    fmt = getattr(args, "format", None) or (
-        "github" if os.environ.get("GITHUB_ACTIONS") == "true" else "text"
-    )
+    words = list(sys.argv[1:] if argv is None else argv)
+    fmt = _default_format(words)
+    try:
+        args = _parser().parse_args(words)
+    except _UsageError as error:
+        if fmt == "text":
+            sys.stderr.write(error.usage)
+        hint = "`gpufleet --help` lists the commands, `gpufleet COMMAND --help` their options"
+        _report([Diagnostic("GF113", str(error), None, (hint,))], fmt)
+        return EXIT_INPUT
     try:
         return _run(args, fmt)
     except CompileError as error:

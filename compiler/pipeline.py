@@ -10,8 +10,13 @@ from compiler.diagnostics import Diagnostic
 from compiler.emit import build_tree
 from compiler.load import load_policies
 from compiler.model import build_policies
+from compiler.report import build_report
 from compiler.resolve import ResolvedFleet, resolve
 from compiler.solve import DEFAULT_TIME_LIMIT, ClusterPlan, solve_fleet
+
+REPORT = "report.md"
+"""The capacity report below out/; compared with no previous plan, so out/ stays a pure
+function of the policies (`gpufleet report --previous` prints the comparison)."""
 
 
 @dataclass(frozen=True)
@@ -46,6 +51,7 @@ def compile_policies(
     time_limit: float = DEFAULT_TIME_LIMIT,
     previous: dict[str, ClusterPlan] | None = None,
 ) -> Compiled:
-    """Compile a policy directory into the output tree, in memory."""
+    """Compile a policy directory into the output tree, in memory (report.md included)."""
     fleet, plans = check_policies(policies, time_limit, previous)
-    return Compiled(fleet, plans, build_tree(fleet, list(plans)))
+    tree = {**build_tree(fleet, list(plans)), REPORT: build_report(fleet, plans)}
+    return Compiled(fleet, plans, dict(sorted(tree.items())))

@@ -11,7 +11,7 @@ import pytest
 
 from compiler.cli import main
 from compiler.pipeline import Compiled, compile_policies
-from compiler.solve import read_previous_plans
+from compiler.report.previous import read_previous_plans
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE = REPO / "policies"
@@ -20,7 +20,7 @@ EXAMPLE = REPO / "policies"
 @pytest.fixture(scope="session")
 def compiled_example() -> Compiled:
     """The example fleet compiled in memory once per session, over the committed plans."""
-    return compile_policies(EXAMPLE, previous=read_previous_plans(REPO / "out"))
+    return compile_policies(EXAMPLE, previous=read_previous_plans(REPO / "out")[0])
 
 
 @pytest.fixture

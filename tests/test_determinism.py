@@ -7,6 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from compiler.load import loader
+from compiler.pipeline import Compiled, compile_policies
 from tests.conftest import EXAMPLE, REPO
 
 
@@ -48,3 +52,19 @@ def test_committed_out_is_what_the_example_compiles_to(tmp_path: Path) -> None:
         if p.is_file()
     }
     assert fresh == committed
+
+
+def test_policy_file_order_does_not_change_a_byte(
+    monkeypatch: pytest.MonkeyPatch, compiled_example: Compiled
+) -> None:
+    """The loader is handed the files in reverse order; every output byte stays the same."""
+    sorted_files = loader.policy_files
+
+    def reversed_files(root: Path) -> list[Path]:
+        return list(reversed(sorted_files(root)))
+
+    monkeypatch.setattr(loader, "policy_files", reversed_files)
+    assert loader.policy_files(EXAMPLE) == sorted_files(EXAMPLE)[::-1] != sorted_files(EXAMPLE)
+    reversed_tree = compile_policies(EXAMPLE).tree
+    assert reversed_tree == compiled_example.tree
+    assert list(reversed_tree) == list(compiled_example.tree)

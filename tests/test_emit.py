@@ -45,8 +45,12 @@ def test_strict_validation_is_real(compiled_example: Compiled) -> None:
 def test_paths_follow_the_layout(compiled_example: Compiled) -> None:
     for path, obj in objects(compiled_example):
         name, kind = obj["metadata"]["name"], obj["kind"].lower()
+        if path == "argocd/cmp/plugin.yaml":  # Argo CD reads the plugin under this name
+            assert kind == "configmanagementplugin"
+            continue
         if path.startswith("argocd/"):
-            assert path == f"argocd/{kind}_{name}.yaml"
+            directory = "argocd/cmp" if path.startswith("argocd/cmp/") else "argocd"
+            assert path == f"{directory}/{kind}_{name}.yaml"
             continue
         if "/node-config/" in path:
             assert path.endswith(f"/node-config/{kind}_{name}.yaml")

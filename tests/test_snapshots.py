@@ -10,7 +10,7 @@ from syrupy.assertion import SnapshotAssertion
 from syrupy.extensions.single_file import SingleFileSnapshotExtension, WriteMode
 
 from compiler.pipeline import Compiled, compile_policies
-from compiler.solve import read_previous_plans
+from compiler.report.previous import read_previous_plans
 from tests.conftest import EXAMPLE, REPO
 
 
@@ -21,7 +21,9 @@ class TextFileSnapshot(SingleFileSnapshotExtension):
     file_extension = "txt"
 
 
-EXAMPLE_PATHS = sorted(compile_policies(EXAMPLE, previous=read_previous_plans(REPO / "out")).tree)
+EXAMPLE_PATHS = sorted(
+    compile_policies(EXAMPLE, previous=read_previous_plans(REPO / "out")[0]).tree
+)
 
 
 @pytest.mark.parametrize("path", EXAMPLE_PATHS, ids=lambda p: p.replace("/", "__"))

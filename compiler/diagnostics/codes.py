@@ -123,4 +123,12 @@ CODES: dict[str, Code] = _codes(
     Code("GF402", "model-too-large", E, EXIT_INTERNAL, "a pool's packing needs too many patterns"),
     Code("GF501", "stale-output", E, EXIT_POLICY, "out/ differs from what the policies compile to"),
     Code("GF502", "write-failed", E, EXIT_INPUT, "the output directory cannot be written"),
+    Code(
+        "GF503",
+        "output-conflict",
+        E,
+        EXIT_POLICY,
+        "a file gpufleet does not own stands where it would write",
+    ),
+    Code("GF504", "previous-plan-unreadable", W, EXIT_OK, "a previous plan cannot be read"),
 )

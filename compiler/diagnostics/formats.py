@@ -7,17 +7,28 @@ from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 
+from compiler.diagnostics.codes import CODES
 from compiler.diagnostics.diagnostic import Diagnostic, Span
 
 FORMATS = ("text", "json", "github")
 
 
 @lru_cache(maxsize=256)
-def _source_lines(file: str) -> tuple[str, ...]:
+def _cached_lines(path: Path, _version: tuple[int, int]) -> tuple[str, ...]:
     try:
-        return tuple(Path(file).read_text(encoding="utf-8").splitlines())
+        return tuple(path.read_text(encoding="utf-8").splitlines())
     except (OSError, UnicodeDecodeError):
         return ()
+
+
+def _source_lines(file: str) -> tuple[str, ...]:
+    """The lines of a file, cached per absolute path and version (mtime, size)."""
+    path = Path(file).absolute()
+    try:
+        stat = path.stat()
+    except OSError:
+        return ()
+    return _cached_lines(path, (stat.st_mtime_ns, stat.st_size))
 
 
 def _excerpt(span: Span) -> list[str]:
@@ -47,6 +58,7 @@ def format_json(diagnostic: Diagnostic) -> str:
     return json.dumps(
         {
             "code": diagnostic.code,
+            "name": CODES[diagnostic.code].name,
             "severity": diagnostic.severity.value,
             "message": diagnostic.message,
             "file": span.file if span else None,
@@ -66,18 +78,35 @@ def _escape_github(text: str) -> str:
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
+def _escape_github_property(text: str) -> str:
+    return _escape_github(text).replace(":", "%3A").replace(",", "%2C")
+
+
 def format_github(diagnostic: Diagnostic) -> str:
-    """A GitHub Actions workflow command that annotates the file and line in the PR."""
+    """A GitHub Actions workflow command that annotates the file and line in the PR.
+
+    Line and column are given only when the diagnostic has them (a directory such as out/
+    has none); property values are escaped as the workflow-command syntax requires.
+    """
     command = "error" if diagnostic.severity.value == "error" else "warning"
     span = diagnostic.span
-    location = ""
+    properties = []
     if span:
-        location = f" file={span.file},line={max(span.line, 1)},col={max(span.column, 1)},"
-        location += f"title={diagnostic.code}"
-    else:
-        location = f" title={diagnostic.code}"
+        properties.append(f"file={_escape_github_property(span.file)}")
+        if span.line > 0:
+            properties.append(f"line={span.line}")
+            properties.append(f"col={max(span.column, 1)}")
+    properties.append(f"title={diagnostic.code} {CODES[diagnostic.code].name}")
     body = diagnostic.message + "".join(f"\nhint: {h}" for h in diagnostic.hints)
-    return f"::{command}{location}::{_escape_github(body)}"
+    body += "".join(f"\nnote: {note} ({where})" for note, where in diagnostic.related)
+    lines = [f"::{command} {','.join(properties)}::{_escape_github(body)}"]
+    for note, where in diagnostic.related:  # annotate every clause involved, not just the first
+        related = f"file={_escape_github_property(where.file)}"
+        if where.line > 0:
+            related += f",line={where.line},col={max(where.column, 1)}"
+        title = _escape_github_property(f"{diagnostic.code} (related)")
+        lines.append(f"::notice {related},title={title}::{_escape_github(note)}")
+    return "\n".join(lines)
 
 
 FORMATTERS: dict[str, Callable[[Diagnostic], str]] = {

@@ -1,26 +1,75 @@
-"""Argo CD wiring: an AppProject and an ApplicationSet over out/clusters/*."""
+"""Argo CD wiring: an AppProject and an ApplicationSet over out/clusters/*, and a Config
+Management Plugin for teams that prefer Argo CD to run gpufleet itself."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import yaml
+
 from compiler.emit.manifest import Manifest, provenance
+from compiler.emit.render import render
 from compiler.model.policy import Fleet
 
 ARGOCD_DIR = "argocd"
-CLUSTER_KINDS = (
-    ("resource.k8s.io", "DeviceClass"),
-    ("scheduling.k8s.io", "PriorityClass"),
-    ("", "Namespace"),
-)
-NAMESPACED_KINDS = (("", "ResourceQuota"), ("resource.k8s.io", "ResourceClaimTemplate"))
+CMP_DIR = f"{ARGOCD_DIR}/cmp"
+PLUGIN_NAME = "gpufleet"
+CLUSTER_ENV = "GPUFLEET_CLUSTER"
+"""Set in the Application's `spec.source.plugin.env`; Argo CD prefixes it with ARGOCD_ENV_."""
+GENERATE = f'exec gpufleet render --policies . --format text --cluster "$ARGOCD_ENV_{CLUSTER_ENV}"'
 
 
-def argocd_manifests(fleet: Fleet | None, clusters: list[str]) -> list[Manifest]:
-    """The AppProject and ApplicationSet, when the policies say where the repository is."""
+@dataclass(frozen=True)
+class NamedFile(Manifest):
+    """A manifest whose file name is fixed by the tool that reads it (`plugin.yaml`)."""
+
+    file_name: str = ""
+
+    @property
+    def path(self) -> str:
+        """`<directory>/<file_name>`."""
+        return f"{self.directory}/{self.file_name}"
+
+
+def resource_kinds(
+    rendered: Iterable[str],
+) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
+    """The (group, kind) pairs of the objects Argo CD syncs: cluster-scoped, then namespaced.
+
+    Read from the rendered objects themselves, so the AppProject allows exactly the kinds
+    gpufleet creates, whichever emitters produced them.
+    """
+    scoped: dict[bool, set[tuple[str, str]]] = {False: set(), True: set()}
+    for text in rendered:
+        obj = yaml.safe_load(text)
+        group = obj["apiVersion"].rpartition("/")[0]
+        scoped["namespace" in obj["metadata"]].add((group, obj["kind"]))
+    return tuple(  # type: ignore[return-value]
+        [{"group": g, "kind": k} for g, k in sorted(scoped[namespaced])]
+        for namespaced in (False, True)
+    )
+
+
+def argocd_manifests(
+    fleet: Fleet | None, clusters: list[str], synced: Iterable[str] = ()
+) -> list[Manifest]:
+    """AppProject, ApplicationSet and the CMP, when the policies say where the repository is."""
     if fleet is None:
         return []
     gitops = fleet.spec.gitops
-    origin = fleet.source.origin
+    annotations = provenance(fleet.source.origin, "gitops")
+    cluster_kinds, namespaced_kinds = resource_kinds(synced)
     common = {"namespace": gitops.argocd_namespace, "directory": ARGOCD_DIR}
+    plugin = NamedFile(
+        kind="ConfigManagementPlugin",
+        name=PLUGIN_NAME,
+        template="configmanagementplugin.yaml.j2",
+        values={"generate": GENERATE},
+        directory=CMP_DIR,
+        annotations=annotations,
+        file_name="plugin.yaml",
+    )
     return [
         Manifest(
             kind="AppProject",
@@ -29,10 +78,10 @@ def argocd_manifests(fleet: Fleet | None, clusters: list[str]) -> list[Manifest]
             values={
                 "repo_url": gitops.repo_url,
                 "clusters": sorted(clusters),
-                "cluster_kinds": [{"group": g, "kind": k} for g, k in CLUSTER_KINDS],
-                "namespaced_kinds": [{"group": g, "kind": k} for g, k in NAMESPACED_KINDS],
+                "cluster_kinds": cluster_kinds,
+                "namespaced_kinds": namespaced_kinds,
             },
-            annotations=provenance(origin, "gitops"),
+            annotations=annotations,
             **common,  # type: ignore[arg-type]
         ),
         Manifest(
@@ -48,7 +97,17 @@ def argocd_manifests(fleet: Fleet | None, clusters: list[str]) -> list[Manifest]
                 "app_path": "{{.path.path}}",
                 "app_destination": "{{.path.basename}}",
             },
-            annotations=provenance(origin, "gitops"),
+            annotations=annotations,
             **common,  # type: ignore[arg-type]
+        ),
+        plugin,
+        Manifest(
+            kind="ConfigMap",
+            name=f"{PLUGIN_NAME}-cmp-plugin",
+            template="configmap.yaml.j2",
+            values={"data": {"plugin.yaml": render(plugin).rstrip("\n")}},
+            namespace=gitops.argocd_namespace,
+            directory=CMP_DIR,
+            annotations=annotations,
         ),
     ]

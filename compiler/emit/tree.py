@@ -41,14 +41,16 @@ def build_tree(fleet: ResolvedFleet, plans: list[ClusterPlan]) -> dict[str, str]
     """Every file gpufleet owns below out/, path -> text."""
     tree: dict[str, str] = {}
     plan_of = {plan.cluster: plan for plan in plans}
+    synced: list[str] = []
     for cluster in fleet.clusters:
         manifests = cluster_manifests(cluster, fleet)
         for manifest in [*manifests, *node_config(cluster, plan_of[cluster.name])]:
             tree[manifest.path] = render(manifest)
+        synced += [tree[m.path] for m in manifests]
         tree[f"clusters/{cluster.name}/kustomization.yaml"] = render(
             kustomization(cluster.name, manifests)
         )
-    for manifest in argocd_manifests(fleet.fleet, [c.name for c in fleet.clusters]):
+    for manifest in argocd_manifests(fleet.fleet, [c.name for c in fleet.clusters], synced):
         tree[manifest.path] = render(manifest)
     for plan in plans:
         tree[f"plan/{plan.cluster}.json"] = plan.to_json()

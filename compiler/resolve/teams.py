@@ -139,9 +139,9 @@ def team_guarantees(
     for index, quota in enumerate(team.spec.quotas):
         tier = tiers.get(quota.tier)
         namespace = quota_namespace(team, quota)
-        if namespace is None:
+        if namespace is None or tier is None:  # reported already: GF207, GF202 or the tier's
             continue
-        if tier is None or not tier.kinds:
+        if not tier.kinds:
             problems.append(
                 Diagnostic(
                     "GF304",

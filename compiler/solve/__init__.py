@@ -1,13 +1,12 @@
 """Solve: prove each cluster's guarantees fit its hardware, with CP-SAT."""
 
-from compiler.solve.plan import ClusterPlan, TierCapacity, read_previous_plans
+from compiler.solve.plan import ClusterPlan, TierCapacity
 from compiler.solve.solver import DEFAULT_TIME_LIMIT, solve_cluster, solve_fleet
 
 __all__ = [
     "DEFAULT_TIME_LIMIT",
     "ClusterPlan",
     "TierCapacity",
-    "read_previous_plans",
     "solve_cluster",
     "solve_fleet",
 ]

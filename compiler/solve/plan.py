@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from compiler.solve.shapes import ALL_DISABLED, WHOLE
@@ -95,10 +94,18 @@ class ClusterPlan:
 
     @staticmethod
     def from_json(text: str) -> ClusterPlan:
-        """Read a plan written by to_json (ValueError when it is not one)."""
+        """Read a plan written by to_json (ValueError when it is not one). Fields this version
+        does not know are ignored, so a plan written by a newer gpufleet still reads."""
         document = json.loads(text)
-        if not isinstance(document, dict) or "nodeConfigs" not in document:
-            raise ValueError("not a gpufleet plan")
+        if not isinstance(document, dict) or not isinstance(document.get("cluster"), str):
+            raise ValueError("not a gpufleet plan (no cluster name)")
+        try:
+            return ClusterPlan._from_document(document)
+        except (KeyError, TypeError, AttributeError, ValueError) as error:
+            raise ValueError(f"not a gpufleet plan ({type(error).__name__}: {error})") from None
+
+    @staticmethod
+    def _from_document(document: dict[str, Any]) -> ClusterPlan:
         return ClusterPlan(
             cluster=str(document["cluster"]),
             node_configs={
@@ -146,21 +153,6 @@ def run_length(labels: list[str]) -> Runs:
         else:
             runs.append((label, 1))
     return runs
-
-
-def read_previous_plans(out: Path) -> dict[str, ClusterPlan]:
-    """The plans of the last compile in `out/plan/`; unreadable ones are ignored (a fresh start)."""
-    plans: dict[str, ClusterPlan] = {}
-    directory = out / "plan"
-    if not directory.is_dir():
-        return plans
-    for path in sorted(directory.glob("*.json")):
-        try:
-            plan = ClusterPlan.from_json(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError, KeyError, TypeError, UnicodeDecodeError):
-            continue
-        plans[plan.cluster] = plan
-    return plans
 
 
 def previous_label(previous: ClusterPlan | None, pool: str, index: int) -> str:

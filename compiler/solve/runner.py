@@ -12,6 +12,10 @@ from compiler.solve.model import EVERYTHING, ClusterModel, Scenario, build_model
 from compiler.solve.packing import TooManyPatterns
 
 
+class OutOfTime(Exception):
+    """The cluster's time budget is spent before a solve could start."""
+
+
 class Deadline:
     """The time left for one cluster's solves."""
 
@@ -19,8 +23,25 @@ class Deadline:
         self.end = time.monotonic() + seconds
 
     def solver(self) -> cp_model.CpSolver:
-        """A deterministic solver limited to the time that is left."""
-        return new_solver(self.end - time.monotonic())
+        """A deterministic solver limited to the time that is left; OutOfTime when none is."""
+        left = self.end - time.monotonic()
+        if left <= 0:
+            raise OutOfTime
+        return new_solver(left)
+
+
+def timeout_error(cluster: ResolvedCluster) -> CompileError:
+    """GF002: no verdict within the time limit (never a guess)."""
+    return CompileError(
+        [
+            Diagnostic(
+                "GF002",
+                f"cluster {cluster.name}: the solver reached its time limit without a verdict",
+                cluster.cluster.source.span(("metadata", "name")),
+                ("raise --solver-time-limit; nothing was written",),
+            )
+        ]
+    )
 
 
 def check_status(status: int, cluster: ResolvedCluster) -> None:
@@ -29,16 +50,7 @@ def check_status(status: int, cluster: ResolvedCluster) -> None:
         return
     span = cluster.cluster.source.span(("metadata", "name"))
     if status == cp_model.UNKNOWN:
-        raise CompileError(
-            [
-                Diagnostic(
-                    "GF002",
-                    f"cluster {cluster.name}: the solver reached its time limit without a verdict",
-                    span,
-                    ("raise --solver-time-limit; nothing was written",),
-                )
-            ]
-        )
+        raise timeout_error(cluster)
     raise CompileError(
         [
             Diagnostic(

@@ -9,6 +9,7 @@ a multiset of options (`mig: mixed`).
 from __future__ import annotations
 
 import hashlib
+import math
 from collections import Counter
 from dataclasses import dataclass
 from functools import cached_property
@@ -116,11 +117,11 @@ def node_configs(pool: ResolvedPool, options: list[GpuOption]) -> list[NodeConfi
     """The configurations a node of `pool` may take."""
     width = pool.pool.gpus_per_node
     if pool.pool.mig == "mixed":
-        configs = [NodeConfig(tuple(c)) for c in combinations_with_replacement(options, width)]
-        if len(configs) > MAX_NODE_CONFIGS:
+        count = math.comb(len(options) + width - 1, width)
+        if count > MAX_NODE_CONFIGS:
             raise ValueError(
-                f"pool {pool.pool.name}: {len(configs)} mixed MIG configurations; "
+                f"pool {pool.pool.name}: {count} mixed MIG configurations per node; "
                 "use `mig: allowed` or fewer MIG tiers on this pool"
             )
-        return configs
+        return [NodeConfig(tuple(c)) for c in combinations_with_replacement(options, width)]
     return [NodeConfig((option,) * width) for option in options]

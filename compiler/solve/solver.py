@@ -23,7 +23,13 @@ from compiler.solve.plan import (
     previous_label,
     run_length,
 )
-from compiler.solve.runner import Deadline, build_checked, check_status
+from compiler.solve.runner import (
+    Deadline,
+    OutOfTime,
+    build_checked,
+    check_status,
+    timeout_error,
+)
 
 DEFAULT_TIME_LIMIT = 20.0
 """Seconds per cluster; generous, since real fleets solve in milliseconds."""
@@ -51,7 +57,15 @@ def solve_cluster(
     cluster: ResolvedCluster, time_limit: float, previous: ClusterPlan | None = None
 ) -> ClusterPlan:
     """The preferred plan of one cluster that serves every guarantee."""
-    deadline = Deadline(time_limit)
+    try:
+        return _solve_cluster(cluster, Deadline(time_limit), previous)
+    except OutOfTime:
+        raise timeout_error(cluster) from None
+
+
+def _solve_cluster(
+    cluster: ResolvedCluster, deadline: Deadline, previous: ClusterPlan | None
+) -> ClusterPlan:
     built = build_checked(cluster)
     for literal in built.enabled.values():
         built.model.add(literal == 1)

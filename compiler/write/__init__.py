@@ -1,5 +1,21 @@
 """Write: put the output tree in place atomically, pruning only the files gpufleet owns."""
 
-from compiler.write.writer import OWNED_LIST, Staleness, compare_tree, write_tree
+from compiler.write.stream import cluster_stream
+from compiler.write.writer import (
+    OWNED_LIST,
+    OutputConflict,
+    Staleness,
+    compare_tree,
+    owned_files,
+    write_tree,
+)
 
-__all__ = ["OWNED_LIST", "Staleness", "compare_tree", "write_tree"]
+__all__ = [
+    "OWNED_LIST",
+    "OutputConflict",
+    "Staleness",
+    "cluster_stream",
+    "compare_tree",
+    "owned_files",
+    "write_tree",
+]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 from dataclasses import dataclass, field
@@ -22,6 +23,8 @@ class Staleness:
     removed: list[str] = field(default_factory=list)
     foreign: list[str] = field(default_factory=list)
     """Files in out/ that gpufleet does not own (kept, reported)."""
+    conflicts: list[str] = field(default_factory=list)
+    """Files gpufleet does not own standing where it would write (never overwritten)."""
 
     @property
     def stale(self) -> bool:
@@ -76,14 +79,37 @@ def compare_tree(out: Path, tree: dict[str, str]) -> Staleness:
             result.changed.append(path)
     result.removed = sorted((owned & present) - set(full))
     result.foreign = sorted(present - owned - set(full))
+    parents = {parent for path in full for parent in _parents(path)}
+    result.conflicts = sorted(
+        {p for p in result.changed if p not in owned} | {p for p in result.foreign if p in parents}
+    )
     return result
 
 
+def _parents(path: str) -> list[str]:
+    parts = path.split("/")
+    return ["/".join(parts[:end]) for end in range(1, len(parts))]
+
+
+class OutputConflict(Exception):
+    """Writing would overwrite files gpufleet does not own; nothing was written."""
+
+    def __init__(self, paths: list[str]) -> None:
+        self.paths = paths
+        super().__init__(", ".join(paths))
+
+
 def write_tree(out: Path, tree: dict[str, str]) -> Staleness:
-    """Replace `out` with `tree` atomically, keeping files gpufleet does not own."""
+    """Replace `out` with `tree` atomically, keeping files gpufleet does not own.
+
+    Raises OutputConflict, before touching anything, when a file gpufleet does not own stands
+    where it would write (a file whose bytes already are what gpufleet writes is adopted).
+    """
     for path in tree:
         _check_path(path)
     out = out.absolute()
+    if out.exists() and not out.is_dir():
+        raise NotADirectoryError(errno.ENOTDIR, "it exists and is not a directory", str(out))
     retired = out.with_name(f".{out.name}.retired")
     staging = out.with_name(f".{out.name}.staging")
     recover(out, retired)
@@ -91,6 +117,8 @@ def write_tree(out: Path, tree: dict[str, str]) -> Staleness:
         if leftover.exists() or leftover.is_symlink():
             shutil.rmtree(leftover) if leftover.is_dir() else leftover.unlink()
     changes = compare_tree(out, tree)
+    if changes.conflicts:
+        raise OutputConflict(changes.conflicts)
     staging.mkdir(parents=True)
     for path in changes.foreign:  # the user's own files come along untouched
         source, target = out / path, staging / path

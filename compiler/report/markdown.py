@@ -1,0 +1,194 @@
+"""The Markdown capacity report: what a reviewer needs to approve a quota change at 2 a.m.
+
+Pure: the resolved fleet, its plans and (optionally) the previous plans in, Markdown out.
+Written to out/report.md on compile (without a comparison, so it is a function of the
+policies alone) and printed by `gpufleet report` (compared with a previous plan).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from compiler.diagnostics import CODES, Diagnostic
+from compiler.model.policy import PolicyObject
+from compiler.report.compare import fleet_changes, percent
+from compiler.report.mig import MigChange, mig_changes, pool_configurations
+from compiler.resolve import ResolvedCluster, ResolvedFleet
+from compiler.solve import ClusterPlan
+
+
+@dataclass(frozen=True)
+class Previous:
+    """The plans to compare with, and where they were read from (shown in the report)."""
+
+    plans: Mapping[str, ClusterPlan]
+    label: str
+
+
+def table(
+    header: Sequence[str], rows: Sequence[Sequence[object]], right: Sequence[int] = ()
+) -> list[str]:
+    """A GitHub Markdown table; the columns numbered in `right` (numbers) align right."""
+    align = ["--:" if i in right else ":--" for i in range(len(header))]
+    lines = [f"| {' | '.join(header)} |", f"| {' | '.join(align)} |"]
+    lines.extend(f"| {' | '.join(str(cell) for cell in row)} |" for row in rows)
+    return lines
+
+
+def gpus_per_node(cluster: ResolvedCluster) -> dict[str, int]:
+    """GPUs per node of each pool of a cluster."""
+    return {p.pool.name: p.pool.gpus_per_node for p in cluster.pools}
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
+def _configs(configs: Mapping[str, int]) -> str:
+    return ", ".join(f"{count} {name}" for name, count in sorted(configs.items())) or "none"
+
+
+def _tier_rows(plan: ClusterPlan) -> list[list[object]]:
+    rows: list[list[object]] = []
+    for tier in sorted(plan.tiers, key=lambda t: t.tier):
+        limit = f"{tier.limit} (over capacity)" if tier.limit > tier.capacity else tier.limit
+        rows.append(
+            [
+                tier.tier,
+                tier.capacity,
+                tier.guaranteed,
+                limit,
+                f"{tier.headroom} ({percent(tier.headroom, tier.capacity)})",
+                tier.limit - tier.guaranteed,
+            ]
+        )
+    return rows
+
+
+def _cluster_section(
+    cluster: ResolvedCluster, plan: ClusterPlan, drains: list[MigChange] | None
+) -> list[str]:
+    lines = [f"## Cluster {cluster.name}", ""]
+    header = ["Tier", "Capacity", "Guaranteed", "Limit", "Headroom", "Borrowing"]
+    lines += [*table(header, _tier_rows(plan), (1, 2, 3, 4, 5)), ""]
+    per_node = gpus_per_node(cluster)
+    pools = [
+        [pool, per_node.get(pool, "-"), sum(configs.values()), _configs(configs)]
+        for pool, configs in pool_configurations(plan).items()
+    ]
+    lines += ["**MIG plan** (nodes per `nvidia.com/mig.config`)", ""]
+    lines += table(["Pool", "GPUs per node", "Nodes", "Configurations"], pools, (1, 2))
+    lines.append("")
+    if drains is None:
+        return lines
+    if not drains:
+        lines += ["**Nodes to drain**: none; no GPU changes MIG configuration.", ""]
+        return lines
+    lines += ["**Nodes to drain** (their MIG configuration changes)", ""]
+    rows = [[c.pool, c.nodes, c.gpus, _configs(c.before), _configs(c.after)] for c in drains]
+    lines += table(["Pool", "Nodes", "GPUs", "Before", "After"], rows, (1, 2))
+    lines.append("")
+    return lines
+
+
+def _team_rows(fleet: ResolvedFleet) -> list[list[object]]:
+    values = {level.name: level.value for level in fleet.ladder.spec.levels} if fleet.ladder else {}
+    rows: list[list[object]] = []
+    for cluster in sorted(fleet.clusters, key=lambda c: c.name):
+        for guarantee in cluster.guarantees:
+            team = guarantee.team
+            priorities = ", ".join(
+                f"{name} ({values[name]})" if name in values else name
+                for name in team.spec.priorities
+            )
+            rows.append(
+                [
+                    team.name,
+                    priorities or "-",
+                    cluster.name,
+                    guarantee.namespace,
+                    guarantee.tier,
+                    guarantee.count,
+                    guarantee.limit,
+                    guarantee.gang,
+                ]
+            )
+    return sorted(rows, key=lambda r: (str(r[0]), str(r[2]), str(r[3]), str(r[4])))
+
+
+def _origins(fleet: ResolvedFleet) -> dict[str, str]:
+    objects: list[PolicyObject | None] = [fleet.ladder, fleet.fleet]
+    for cluster in fleet.clusters:
+        objects += [cluster.cluster, *cluster.teams, *(t.tier for t in cluster.tiers)]
+    return {o.source.file: o.source.origin for o in objects if o is not None}
+
+
+def _warning(diagnostic: Diagnostic, origins: Mapping[str, str]) -> str:
+    where = ""
+    if diagnostic.span is not None:
+        where = f" ({origins.get(diagnostic.span.file, diagnostic.span.file)})"
+    name = CODES[diagnostic.code].name
+    return f"- `{diagnostic.code}` {name}{where}: {diagnostic.message}"
+
+
+def _changes_section(
+    fleet: ResolvedFleet, plans: tuple[ClusterPlan, ...], previous: Previous
+) -> tuple[list[str], dict[str, list[MigChange]]]:
+    by_name = {c.name: c for c in fleet.clusters}
+    drains = {
+        p.cluster: mig_changes(previous.plans.get(p.cluster), p, gpus_per_node(by_name[p.cluster]))
+        for p in plans
+    }
+    lines = ["## What changes", ""]
+    if not previous.plans:
+        lines += [f"No previous plan in `{previous.label}` to compare with.", ""]
+        return lines, drains
+    lines += [f"Compared with the plans in `{previous.label}`.", ""]
+    sentences = []
+    for cluster, changes in fleet_changes(previous.plans, plans).items():
+        sentences += [f"- **{cluster}**: {sentence}" for sentence in changes]
+        for change in drains.get(cluster, []):
+            node_s = "node" if change.nodes == 1 else "nodes"
+            sentences.append(
+                f"- **{cluster}**: pool {change.pool}: {change.nodes} {node_s} change MIG "
+                f"configuration ({_configs(change.before)} -> {_configs(change.after)}); "
+                f"drain {'it' if change.nodes == 1 else 'them'} first"
+            )
+    lines += sentences or ["Nothing changes in capacity, guarantees or MIG configuration."]
+    lines.append("")
+    return lines, drains
+
+
+def build_report(
+    fleet: ResolvedFleet,
+    plans: tuple[ClusterPlan, ...],
+    previous: Previous | None = None,
+) -> str:
+    """The report as Markdown; with `previous`, what changes and which nodes to drain."""
+    guarantees = sum(len(c.guarantees) for c in fleet.clusters)
+    lines = [
+        "# gpufleet capacity report",
+        "",
+        f"{_count(len(fleet.clusters), 'cluster')}, {_count(guarantees, 'guarantee')}: "
+        "every guarantee fits.",
+        "",
+        "Per tier, headroom is capacity nobody is guaranteed; borrowing is what teams may use "
+        "above their guarantees (limit - guaranteed), served from the headroom when it is free.",
+        "",
+    ]
+    drains: dict[str, list[MigChange]] | None = None
+    if previous is not None:
+        section, drains = _changes_section(fleet, plans, previous)
+        lines += section
+    by_name = {p.cluster: p for p in plans}
+    for cluster in sorted(fleet.clusters, key=lambda c: c.name):
+        plan = by_name[cluster.name]
+        lines += _cluster_section(cluster, plan, None if drains is None else drains[cluster.name])
+    header = ["Team", "Priorities", "Cluster", "Namespace", "Tier", "Guaranteed", "Limit", "Gang"]
+    lines += ["## Teams", "", *table(header, _team_rows(fleet), (5, 6, 7)), ""]
+    warnings = sorted(fleet.warnings, key=Diagnostic.sort_key)
+    lines += ["## Warnings", ""]
+    origins = _origins(fleet)
+    lines += [_warning(w, origins) for w in warnings] or ["None."]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,123 @@
+"""The pull-request commands: `diff`, `report` and `render`, thin shells over the pipeline.
+
+They read what they compare with (out/, the previous plans) here, at the edge, and hand it
+to the pure functions of `compiler.report` and `compiler.write.stream`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from compiler.diagnostics import Diagnostic, Span, fail
+from compiler.diagnostics.codes import EXIT_OK
+from compiler.pipeline import Compiled, compile_policies
+from compiler.report import Previous, build_report, mig_changes, read_previous_plans, render_diff
+from compiler.report.diff import read_changes
+from compiler.report.markdown import gpus_per_node
+from compiler.write import OWNED_LIST, cluster_stream, compare_tree
+
+Reporter = Callable[[Sequence[Diagnostic]], None]
+
+
+def add_review_arguments(command: str, parser: argparse.ArgumentParser) -> None:
+    """The options only the review commands have."""
+    if command == "report":
+        parser.add_argument(
+            "--previous",
+            type=Path,
+            default=None,
+            metavar="DIR",
+            help="an output directory whose plan/ to compare with (default: --out)",
+        )
+    if command == "render":
+        parser.add_argument("--cluster", required=True, help="the cluster to print")
+
+
+def conflict_diagnostics(out: Path, paths: Sequence[str]) -> list[Diagnostic]:
+    """GF503 for each file gpufleet would have to overwrite but does not own."""
+    return [
+        Diagnostic(
+            "GF503",
+            f"{out / path} is not gpufleet's (not in {OWNED_LIST}) and gpufleet would write "
+            "there; nothing was written",
+            Span((out / path).as_posix(), 1, 1),
+            ("move the file out of the way; gpufleet never overwrites a file it did not write",),
+        )
+        for path in paths
+    ]
+
+
+def note_foreign(out: Path, paths: Sequence[str]) -> None:
+    """Tell the user about files in out/ gpufleet keeps but does not own."""
+    for path in paths:
+        sys.stderr.write(f"note: {out / path} is not gpufleet's; left as it is\n")
+
+
+def compile_as_compile_would(args: argparse.Namespace, report: Reporter) -> Compiled:
+    """The tree `gpufleet compile` would write with these arguments (over the plans in --out):
+    compile, diff, report and render all compile through here, so they show the same tree."""
+    previous, problems = read_previous_plans(args.out)
+    report(problems)
+    return compile_policies(args.policies, args.solver_time_limit, previous)
+
+
+def run_diff(args: argparse.Namespace, report: Reporter) -> int:
+    """Print what a compile would change in out/, grouped by cluster and object."""
+    compiled = compile_as_compile_would(args, report)
+    report(compiled.warnings)
+    previous, _ = read_previous_plans(args.out)
+    changes = compare_tree(args.out, compiled.tree)
+    report(conflict_diagnostics(args.out, changes.conflicts))
+    lists = (changes.added, changes.changed, changes.removed)
+    files = read_changes(args.out, compiled.tree, *lists)
+    clusters = {c.name: c for c in compiled.fleet.clusters}
+    mig = {
+        plan.cluster: mig_changes(
+            previous.get(plan.cluster), plan, gpus_per_node(clusters[plan.cluster])
+        )
+        for plan in compiled.plans
+    }
+    if not files:
+        print(f"{args.out} is up to date: a compile changes nothing")
+        note_foreign(args.out, changes.foreign)
+        return EXIT_OK
+    sys.stdout.write(render_diff(files, mig, [f"{args.out / p}" for p in changes.foreign]))
+    return EXIT_OK
+
+
+def run_report(args: argparse.Namespace, report: Reporter) -> int:
+    """Print the Markdown report, compared with the plans in --previous (default: --out)."""
+    compiled = compile_as_compile_would(args, report)
+    report(compiled.warnings)
+    base = args.previous if args.previous is not None else args.out
+    previous, problems = read_previous_plans(base)
+    report(problems)
+    label = (base / "plan").as_posix()
+    sys.stdout.write(build_report(compiled.fleet, compiled.plans, Previous(previous, label)))
+    return EXIT_OK
+
+
+def run_render(args: argparse.Namespace, report: Reporter) -> int:
+    """Print one cluster's objects as a YAML stream: what Argo CD syncs for that cluster."""
+    compiled = compile_as_compile_would(args, report)
+    report(compiled.warnings)
+    names = sorted(c.name for c in compiled.fleet.clusters)
+    if args.cluster not in names:
+        raise fail(
+            "GF113",
+            f"--cluster {args.cluster!r} is not a cluster of the policies",
+            None,
+            f"clusters: {', '.join(names)}",
+        )
+    sys.stdout.write(cluster_stream(compiled.tree, args.cluster))
+    return EXIT_OK
+
+
+REVIEW_COMMANDS: dict[str, Callable[[argparse.Namespace, Reporter], int]] = {
+    "diff": run_diff,
+    "report": run_report,
+    "render": run_render,
+}

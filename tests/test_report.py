@@ -1,0 +1,162 @@
+"""The capacity report, the comparison with a previous plan, MIG drains and the grouped diff."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from compiler.pipeline import Compiled
+from compiler.report import Previous, build_report, mig_changes, plan_from_json, render_diff
+from compiler.report.compare import percent, plan_changes
+from compiler.report.diff import FileChange, group_of, object_label, summary_line
+from compiler.report.previous import read_previous_plans
+from compiler.solve import ClusterPlan, TierCapacity
+from compiler.solve.plan import MigConfig, run_length
+
+
+def plan(nodes: dict[str, list[str]], tiers: tuple[TierCapacity, ...] = ()) -> ClusterPlan:
+    """A plan with the given mig.config label per node of each pool."""
+    configs = {label: MigConfig(label, ("whole",)) for labels in nodes.values() for label in labels}
+    return ClusterPlan(
+        "c1", {p: run_length(labels) for p, labels in nodes.items()}, configs, {}, tiers
+    )
+
+
+def test_percent_rounds_half_up_and_survives_zero() -> None:
+    assert [percent(1, 3), percent(1, 2), percent(5, 8), percent(0, 0)] == [
+        "33%",
+        "50%",
+        "63%",
+        "-",
+    ]
+
+
+def test_mig_changes_count_the_nodes_to_drain() -> None:
+    before = plan({"h100": ["all-disabled"] * 2, "l40s": ["all-disabled"]})
+    after = plan({"h100": ["all-disabled", "all-2x3g.40gb"], "l40s": ["all-disabled"]})
+    (change,) = mig_changes(before, after, {"h100": 8, "l40s": 4})
+    assert (change.pool, change.gpus, change.nodes) == ("h100", 8, 1)
+    assert change.before == {"all-disabled": 2}
+    assert change.after == {"all-2x3g.40gb": 1, "all-disabled": 1}
+    assert mig_changes(None, after, {"h100": 8}) == []
+
+
+def test_nodes_a_previous_plan_did_not_have_start_disabled() -> None:
+    grown = plan({"h100": ["all-disabled"] * 3, "h200": ["all-disabled"]})
+    assert mig_changes(plan({"h100": ["all-disabled"] * 2}), grown, {"h100": 8, "h200": 8}) == []
+    new_mig = plan({"h100": ["all-disabled"], "a100": ["all-7x1g.10gb"]})
+    (change,) = mig_changes(plan({"h100": ["all-disabled"]}), new_mig, {"a100": 8})
+    assert (change.pool, change.nodes, change.before) == ("a100", 1, {})
+
+
+labels = st.lists(
+    st.sampled_from(["all-disabled", "all-2x3g.40gb", "all-7x1g.10gb"]), min_size=1, max_size=6
+)
+
+
+@given(labels, labels)
+def test_mig_changes_count_exactly_the_nodes_whose_label_differs(
+    old: list[str], new: list[str]
+) -> None:
+    assert mig_changes(plan({"h100": new}), plan({"h100": new}), {"h100": 8}) == []
+    padded = old + ["all-disabled"] * max(0, len(new) - len(old))
+    differing = sum(1 for a, b in zip(padded, new, strict=False) if a != b)
+    changes = mig_changes(plan({"h100": old}), plan({"h100": new}), {"h100": 8})
+    assert sum(c.nodes for c in changes) == differing
+    assert all(c.gpus == 8 * c.nodes for c in changes)
+
+
+def test_plans_read_back_as_written(compiled_example: Compiled, tmp_path: Path) -> None:
+    for written in compiled_example.plans:
+        assert plan_from_json(written.to_json()) == dataclasses.replace(
+            written, tiers=tuple(sorted(written.tiers, key=lambda t: t.tier))
+        )
+    (tmp_path / "plan").mkdir()
+    (tmp_path / "plan" / "c1.json").write_text(compiled_example.plans[0].to_json())
+    (tmp_path / "plan" / "c2.json").write_text('{"cluster": "c2",\n  "tiers": [}')
+    plans, problems = read_previous_plans(tmp_path)
+    assert list(plans) == [compiled_example.plans[0].cluster]
+    (problem,) = problems
+    assert problem.code == "GF504" and problem.span is not None
+    assert (problem.span.file.endswith("plan/c2.json"), problem.span.line) == (True, 2)
+
+
+def test_changes_read_as_sentences_a_reviewer_can_check() -> None:
+    before = ClusterPlan(
+        "c1", {}, {}, {"a/a/training": {"h100/gpu": 8}}, (TierCapacity("training", 50, 44, 60),)
+    )
+    after = ClusterPlan(
+        "c1", {}, {}, {"a/a/training": {"h100/gpu": 48}}, (TierCapacity("training", 50, 48, 60),)
+    )
+    assert plan_changes(before, after) == [
+        "tier training: headroom 12% -> 4% (6 -> 2 devices), guaranteed 44 -> 48",
+        "guarantee a/a/training: 8 -> 48",
+    ]
+    assert plan_changes(after, after) == []
+
+
+def test_the_report_in_out_is_the_report_without_a_comparison(compiled_example: Compiled) -> None:
+    text = compiled_example.tree["report.md"]
+    assert text == build_report(compiled_example.fleet, compiled_example.plans)
+    assert "## What changes" not in text and "## Cluster prod-east" in text
+    assert "| training | 128 | 64 | 96 | 64 (50%) | 32 |" in text
+    assert "| ml-research | training (10000), batch (100) | prod-west | ml-research |" in text
+
+
+def test_the_report_compared_with_a_previous_plan(compiled_example: Compiled) -> None:
+    east = next(p for p in compiled_example.plans if p.cluster == "prod-east")
+    shrunk = dataclasses.replace(
+        east,
+        node_configs={**east.node_configs, "h100": [("all-disabled", 16)]},
+        tiers=tuple(
+            dataclasses.replace(t, guaranteed=t.guaranteed - 10) if t.tier == "training" else t
+            for t in east.tiers
+        ),
+    )
+    text = build_report(
+        compiled_example.fleet, compiled_example.plans, Previous({"prod-east": shrunk}, "base")
+    )
+    assert "- **prod-east**: tier training: headroom 58% -> 50% (74 -> 64 devices)" in text
+    assert "guaranteed 54 -> 64" in text
+    assert "pool h100: 4 nodes change MIG configuration" in text
+    assert "drain them first" in text
+    assert "| h100 | 8 | 16 | 4 all-2x3g.40gb, 12 all-disabled |" in text
+    assert "- **prod-west**: new cluster" in text
+
+
+def test_files_group_by_cluster_and_name_their_objects() -> None:
+    assert group_of("clusters/prod-east/ml-research/resourcequota_x.yaml") == "prod-east"
+    assert group_of("plan/prod-west.json") == "prod-west"
+    assert [group_of("argocd/cmp/plugin.yaml"), group_of("report.md")] == ["argocd", "fleet"]
+    quota = "kind: ResourceQuota\nmetadata: {name: q, namespace: ns}\n"
+    assert object_label("clusters/c/ns/resourcequota_q.yaml", quota) == "ResourceQuota ns/q"
+    assert object_label("clusters/c/kustomization.yaml", "kind: Kustomization\n") == (
+        "Kustomization c"
+    )
+    assert object_label("clusters/c/x.yaml", "{not: [yaml") == "clusters/c/x.yaml"
+
+
+def test_the_diff_summarises_each_cluster_then_shows_unified_diffs() -> None:
+    changes = [
+        FileChange("clusters/c1/ns/a.yaml", "changed", "kind: A\nv: 1\n", "kind: A\nv: 2\n"),
+        FileChange("clusters/c1/ns/b.yaml", "added", "", "kind: B\n"),
+        FileChange("clusters/c1/ns/c.yaml", "changed", "kind: C\n", "kind: C\nx: 1\n"),
+        FileChange("report.md", "removed", "# r\n", ""),
+    ]
+    before = plan({"h100": ["all-disabled"] * 4})
+    after = plan({"h100": ["all-disabled"] + ["all-2x3g.40gb"] * 3})
+    mig = {"c1": mig_changes(before, after, {"h100": 8})}
+    text = render_diff(changes, mig, ["out/mine.txt"])
+    assert text.splitlines()[:3] == [
+        "# c1: 2 changed, 1 added; 3 nodes change MIG configuration (h100: 3)",
+        "# fleet: 1 removed",
+        "# not gpufleet's, left as it is: out/mine.txt",
+    ]
+    assert "--- a/clusters/c1/ns/a.yaml\n+++ b/clusters/c1/ns/a.yaml\n" in text
+    assert "-v: 1\n+v: 2\n" in text
+    assert "--- /dev/null\n+++ b/clusters/c1/ns/b.yaml\n@@ -0,0 +1 @@\n+kind: B\n" in text
+    assert "--- a/report.md\n+++ /dev/null\n" in text
+    assert summary_line("c2", [], []) == "c2: no change"
