@@ -118,4 +118,11 @@ CODES: dict[str, Code] = _codes(
     Code("GF401", "infeasible", E, EXIT_POLICY, "the guarantees cannot all be served at once"),
     Code("GF501", "stale-output", E, EXIT_POLICY, "out/ differs from what the policies compile to"),
     Code("GF502", "write-failed", E, EXIT_INPUT, "the output directory cannot be written"),
+    Code(
+        "GF701",
+        "admission-cost",
+        E,
+        EXIT_POLICY,
+        "an admission policy could exceed the API server's CEL cost limits",
+    ),
 )

@@ -10,6 +10,8 @@ CLUSTER_KINDS = (
     ("resource.k8s.io", "DeviceClass"),
     ("scheduling.k8s.io", "PriorityClass"),
     ("", "Namespace"),
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"),
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"),
 )
 NAMESPACED_KINDS = (("", "ResourceQuota"), ("resource.k8s.io", "ResourceClaimTemplate"))
 
