@@ -1,9 +1,12 @@
 """Admission guardrails: ValidatingAdmissionPolicies, their bindings, priority quotas.
 
-One policy per rule family (admission_rules) with the cluster's entitlements baked in, one
-binding each that selects only the namespaces gpufleet owns (by the labels it sets on
-them), and per team namespace a ResourceQuota that admits no pod of a PriorityClass the
-team may not use (defence in depth: it holds even if the policy is deleted).
+One policy per rule family (admission_claims, admission_workloads) with the cluster's
+entitlements baked in; one binding each that selects only the namespaces gpufleet owns (by
+the labels it sets on them); and per team namespace a ResourceQuota that admits no pod of
+a PriorityClass the team may not use (defence in depth: it holds even without the policy).
+Why baked in rather than `paramKind`: params would live in objects a team could edit in
+its own namespace, or need one binding per team; baked-in data needs neither, is one
+reviewable line per namespace in a PR diff, and costs the API server one map lookup.
 """
 
 from __future__ import annotations
@@ -11,8 +14,10 @@ from __future__ import annotations
 from collections import defaultdict
 
 from compiler.diagnostics import fail
+from compiler.emit.admission_claims import admin_access, device_tolerations, tier_entitlement
 from compiler.emit.admission_cost import policy_cost
-from compiler.emit.admission_rules import RULE_FAMILIES, Entitlements, PolicyRule
+from compiler.emit.admission_rules import Entitlements, PolicyRule
+from compiler.emit.admission_workloads import dra_only, priority_entitlement
 from compiler.emit.dra import claim_templates
 from compiler.emit.manifest import MANAGED_BY, SOURCE_ANNOTATION, SYNC_WAVE, Manifest
 from compiler.emit.namespaces import TEAM_LABEL, WAVE_QUOTAS
@@ -22,6 +27,7 @@ from compiler.resolve import ResolvedCluster
 
 ADMISSION_API = "admissionregistration.k8s.io/v1"
 WAVE_POLICIES, WAVE_BINDINGS = -3, -2
+RULE_FAMILIES = (tier_entitlement, priority_entitlement, dra_only, device_tolerations, admin_access)
 DEFAULT_DEVICE_PLUGIN_RESOURCES: list[str] = list(
     FleetSpec.model_fields["device_plugin_resources"].default
 )
