@@ -12,6 +12,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 from compiler.cel.environment import checked_syntax
@@ -79,6 +80,7 @@ class Comprehension:
 Node = Const | Ident | Select | Call | ListLit | MapLit | Comprehension
 
 
+@cache
 def parse_checked(source: str, variables: tuple[str, ...]) -> Node:
     """The checked syntax tree of `source` with the given (dynamically typed) variables."""
     envelope = _fields(checked_syntax(source, variables))

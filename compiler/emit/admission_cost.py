@@ -9,6 +9,7 @@ here with every variable it reaches (transitively), the policy total with each o
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from compiler.cel import kubernetes_shapes as k8s
@@ -54,8 +55,12 @@ class PolicyCost:
         return found
 
 
-def policy_cost(rule: PolicyRule) -> PolicyCost:
-    """The worst-case cost of `rule`'s expressions on any object it can match."""
+def policy_cost(rule: PolicyRule, bounds: Mapping[str, Shape] | None = None) -> PolicyCost:
+    """The worst-case cost of `rule`'s expressions on any object it can match.
+
+    `bounds` replaces the shapes of `object`/`oldObject`/`request`/`namespaceObject`
+    (tests use small ones to compare with evaluations of generated objects).
+    """
     shapes: dict[str, Shape] = {}
     own: dict[str, int] = {}
     uses: dict[str, set[str]] = {}
@@ -67,6 +72,7 @@ def policy_cost(rule: PolicyRule) -> PolicyCost:
             "request": k8s.REQUEST,
             "namespaceObject": k8s.NAMESPACE,
             "params": SCALAR,
+            **(bounds or {}),
             "variables": record(**shapes),
         }
 
