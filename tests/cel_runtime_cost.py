@@ -124,7 +124,7 @@ class Evaluator:
 
 def _apply(name: str, values: list[Any]) -> Any:
     a = values[0]
-    b = values[1] if len(values) > 1 else None
+    b: Any = values[1] if len(values) > 1 else None
     match name:
         case "_==_":
             return a == b

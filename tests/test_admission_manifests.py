@@ -14,6 +14,7 @@ from compiler.emit.admission_cost import ADMISSION_VARIABLES
 from compiler.pipeline import Compiled, compile_policies
 from tests import fleets
 from tests.conftest import PolicyWriter
+from tests.schema_validation import validate_object
 
 POLICY_NAMES = {
     "gpufleet-admin-access",
@@ -166,13 +167,15 @@ def _small_fleet(write_policies: PolicyWriter, tier_spec: str, fleet: str = "") 
 
 
 def forbidden_resources(compiled: Compiled) -> list[str] | None:
-    (policy,) = [
+    """The resources the DRA-only policy forbids, None without the policy."""
+    policies = [
         p
         for p in of_kind(compiled, "ValidatingAdmissionPolicy", "c1")
         if p["metadata"]["name"] == "gpufleet-dra-only"
-    ] or [None]
-    if policy is None:
+    ]
+    if not policies:
         return None
+    (policy,) = policies
     source = next(v["expression"] for v in policy["spec"]["variables"] if v["name"] == "forbidden")
     return list(compile_expression(source, ADMISSION_VARIABLES, "any").evaluate({}))
 
@@ -198,3 +201,19 @@ def test_a_tier_serving_the_legacy_name_through_dra_lifts_the_ban(
     assert forbidden_resources(_small_fleet(write_policies, served, fleet)) == ["amd.com/gpu"]
     nothing = fleet.replace("[nvidia.com/gpu, amd.com/gpu]", "[]")
     assert forbidden_resources(_small_fleet(write_policies, served, nothing)) is None
+
+
+def test_the_same_objects_are_valid_for_the_oldest_supported_kubernetes(
+    compiled_example: Compiled,
+) -> None:
+    """admissionregistration.k8s.io/v1 is GA since 1.30: one output serves 1.32 to 1.36."""
+    objects = of_kind(compiled_example, "ValidatingAdmissionPolicy")
+    objects += of_kind(compiled_example, "ValidatingAdmissionPolicyBinding")[:1]
+    objects += [
+        q
+        for q in of_kind(compiled_example, "ResourceQuota")
+        if q["metadata"]["name"] == "gpufleet-priorities"
+    ][:1]
+    assert len(objects) == 7
+    for obj in objects:
+        validate_object(obj, "1.32")

@@ -5,8 +5,10 @@ expanded) and charges every node at least what cel-go's runtime cost tracker
 (interpreter/runtimecost.go, with Kubernetes' library/cost.go) charges for it:
 
 - identifier or field selection 1, `has()` 1 (Kubernetes charges 0), constant 0;
-- list literal 10, map literal 30, plus their elements (cel-go folds constant literals to 0);
-- a call 1, except: `==`, `!=`, `<`... ceil(0.1 * shorter operand); `in` a list: its length;
+- list literal 10, map literal 30, plus their elements (optimizing cel-go may fold constant
+  ones to 0);
+- a call 1 (`size`, `!`, index, `string()`, ...), except: `==`, `!=`, `<`...
+  ceil(0.1 * shorter operand); `in` a list: its length;
   `+` on strings ceil(0.1 * (m + n)); `startsWith`/`endsWith`/`lowerAscii`/`upperAscii`/`trim`
   ceil(0.1 * length); `contains` ceil(0.1 * m) * ceil(0.1 * n); `join` ceil(0.2 * result length);
 - `&&`, `||` and `?:` nothing of their own, but both branches are charged (cel-go runs one);
@@ -14,7 +16,9 @@ expanded) and charges every node at least what cel-go's runtime cost tracker
   never fewer: no short-circuit credit) the loop condition and the loop step, then the result.
 
 Sizes come from Shapes (compiler.cel.shapes); a field, function or construct without a bound
-raises CostModelError instead of guessing, which is what keeps the bound sound. Not covered:
+raises CostModelError instead of guessing, which is what keeps the bound sound. A value that
+cannot exist (an index into an empty literal, an item of an empty list) is NEVER and costs
+nothing further: the API server never gets to evaluate past it. Not covered:
 protobuf message literals, regular expressions, functions outside the table below, and
 accumulators that grow faster than a constant number of items per iteration (all rejected).
 """
@@ -47,7 +51,7 @@ MATCH_CONDITIONS_BUDGET = 2_500_000
 
 LIST_CREATE, MAP_CREATE, TRAVERSAL = 10, 30, 0.1
 _FREE = {"_&&_", "_||_", "_?_:_"}
-_NOMINAL = {"!_", "-_", "@not_strictly_false", "size", "_-_", "_*_", "_/_", "_%_", "_[_]", "int"}
+_NOMINAL = {"!_", "-_", "@not_strictly_false", "size", "_-_", "_*_", "_/_", "_%_", "int"}
 _COMPARISONS = {"_==_", "_!=_", "_<_", "_<=_", "_>_", "_>=_"}
 _TRAVERSALS = {"startsWith", "endsWith", "lowerAscii", "upperAscii", "trim"}
 
@@ -89,7 +93,7 @@ def _bound(node: Node, env: dict[str, Shape]) -> Bound:
         operand = _bound(node.operand, env)
         shape = SCALAR if node.test_only else operand.shape.field(node.field)
         if node.test_only:
-            operand.shape.field(node.field)  # has() on an unbounded field is still refused
+            operand.shape.field(node.field)  # an undeclared field is refused here too
         return Bound(operand.cost + 1, shape)
     if isinstance(node, ListLit):
         items = [_bound(e, env) for e in node.elements]

@@ -42,7 +42,9 @@ def entitlements(cluster: ResolvedCluster, fleet: Fleet | None) -> Entitlements:
     for template in claim_templates(cluster):
         templates[str(template.namespace)].append(template.name)
     plugin = fleet.spec.device_plugin_resources if fleet else DEFAULT_DEVICE_PLUGIN_RESOURCES
-    served_by_dra = {t.tier.spec.extended_resource_name for t in cluster.tiers}
+    served_by_dra = {
+        name for t in cluster.tiers if (name := t.tier.spec.extended_resource_name) is not None
+    }
     return Entitlements(
         teams={ns: team.name for team in cluster.teams for ns in team.spec.namespaces},
         tiers={ns: sorted(names) for ns, names in tiers.items()},
@@ -96,12 +98,12 @@ def admission_manifests(
     manifests: list[Manifest] = []
     for family in RULE_FAMILIES:
         rule = family(data)
-        if rule.name == "gpufleet-dra-only" and not data.device_plugin_resources:
+        if rule is None:
             continue
         _check_cost(cluster, rule)
         sources = _sources(cluster.teams, rule.clause)
-        if rule.name == "gpufleet-dra-only" and fleet is not None:
-            sources = f"{fleet.source.origin}#devicePluginResources, {sources}"
+        if rule.fleet_clause and fleet is not None:
+            sources = f"{fleet.source.origin}#{rule.fleet_clause}, {sources}"
         manifests.append(_policy(cluster.name, rule, sources))
         manifests.append(_binding(cluster.name, rule.name, _sources(cluster.teams, "namespaces")))
     return manifests + priority_quotas(cluster, ladder)
@@ -119,8 +121,8 @@ def _check_cost(cluster: ResolvedCluster, rule: PolicyRule) -> None:
             f"admission policy {rule.name} for cluster {cluster.name!r} could exceed the API "
             f"server's CEL cost limits: {'; '.join(problems)}",
             cluster.cluster.source.span(("metadata", "name")),
-            "the cost grows with the namespaces, tiers, priorities and tolerations granted "
-            "in one cluster: split the teams over more clusters or grant fewer tolerations",
+            "the cost grows with the namespaces and grants of one cluster: split its teams "
+            "over more clusters",
         )
 
 

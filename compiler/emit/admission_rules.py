@@ -63,6 +63,8 @@ class PolicyRule:
     variables: tuple[tuple[str, str], ...]
     validations: tuple[Validation, ...]
     match_conditions: tuple[tuple[str, str], ...] = field(default=())
+    fleet_clause: str | None = None
+    """The Fleet clause the policy enforces too, if any (for the provenance annotation)."""
 
 
 def common_variables(data: Entitlements) -> list[tuple[str, str]]:

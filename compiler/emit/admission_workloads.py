@@ -82,11 +82,17 @@ def priority_entitlement(data: Entitlements) -> PolicyRule:
     )
 
 
-def dra_only(data: Entitlements) -> PolicyRule:
-    """Pods in gpufleet namespaces request no device-plugin resource: DRA is the one model."""
+def dra_only(data: Entitlements) -> PolicyRule | None:
+    """Pods in gpufleet namespaces request no device-plugin resource: DRA is the one model.
+
+    None when no resource is forbidden (the fleet lists none, or tiers serve them all).
+    """
+    if not data.device_plugin_resources:
+        return None
     return PolicyRule(
         name="gpufleet-dra-only",
         clause="namespaces",
+        fleet_clause="devicePluginResources",
         api_groups=("",),
         resources=("pods",),
         operations=("CREATE",),
