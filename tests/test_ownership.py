@@ -66,7 +66,8 @@ def test_provenance_names_file_and_clause_never_a_line(run_cli: Run, tmp_path: P
         if line.strip().startswith("gpufleet.dev/source:")
     ]
     assert len(sources) > 40
-    for source in sources:
-        file, clause = source.strip('"').split("#")
-        assert file.startswith("policies/") and file.endswith(".yaml") and clause, source
-        assert not any(part.isdigit() for part in file.replace(".", ":").split(":")), source
+    for annotation in sources:  # objects built from several clauses list each, comma-separated
+        for source in annotation.strip('"').split(", "):
+            file, clause = source.split("#")
+            assert file.startswith("policies/") and file.endswith(".yaml") and clause, source
+            assert not any(part.isdigit() for part in file.replace(".", ":").split(":")), source

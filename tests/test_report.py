@@ -102,7 +102,7 @@ def test_the_report_in_out_is_the_report_without_a_comparison(compiled_example: 
     text = compiled_example.tree["report.md"]
     assert text == build_report(compiled_example.fleet, compiled_example.plans)
     assert "## What changes" not in text and "## Cluster prod-east" in text
-    assert "| training | 128 | 64 | 96 | 64 (50%) | 32 |" in text
+    assert "| training | 128 | 64 | 104 | 64 (50%) | 40 |" in text
     assert "| ml-research | training (10000), batch (100) | prod-west | ml-research |" in text
 
 

@@ -100,6 +100,17 @@ def compile_expression(
     return CompiledExpression(source, variables, type_name, program)
 
 
+def checked_syntax(source: str, variables: tuple[str, ...]) -> bytes:
+    """The checked expression as cel-cpp serializes it (a `cel.expr.CheckedExpr` in an Any).
+
+    Raises CelCompileError like `compile_expression`; `compiler.cel.ast` decodes the bytes.
+    """
+    try:
+        return bytes(_check_env(variables).compile(source).serialize())
+    except RuntimeError as error:
+        raise _compile_error(str(error)) from None
+
+
 def _compile_error(text: str) -> CelCompileError:
     text = text.removeprefix("INVALID_ARGUMENT: ").strip()
     match = _POSITION.search(text)

@@ -131,4 +131,11 @@ CODES: dict[str, Code] = _codes(
         "a file gpufleet does not own stands where it would write",
     ),
     Code("GF504", "previous-plan-unreadable", W, EXIT_OK, "a previous plan cannot be read"),
+    Code(
+        "GF701",
+        "admission-cost",
+        E,
+        EXIT_POLICY,
+        "an admission policy could exceed the API server's CEL cost limits",
+    ),
 )

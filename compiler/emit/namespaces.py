@@ -8,6 +8,8 @@ from compiler.resolve import ResolvedCluster
 WAVE_NAMESPACES = -2
 WAVE_QUOTAS = -1
 TEAM_LABEL = "gpufleet.dev/team"
+ADMIN_ACCESS_LABEL = "resource.kubernetes.io/admin-access"
+"""Set (to "true") only on the namespaces of teams with `adminAccess`; DRA requires it."""
 DRIVER_CLASSES = {"gpu.nvidia.com": ("gpu.nvidia.com", "mig.nvidia.com", "vfio.gpu.nvidia.com")}
 """DeviceClasses the driver installs itself; quota 0 so no team bypasses the tiers."""
 LEGACY_GPU_KEY = "requests.nvidia.com/gpu"
@@ -27,7 +29,8 @@ def namespaces(cluster: ResolvedCluster) -> list[Manifest]:
             template="namespace.yaml.j2",
             values={},
             cluster=cluster.name,
-            labels={TEAM_LABEL: team.name},
+            labels={TEAM_LABEL: team.name}
+            | ({ADMIN_ACCESS_LABEL: "true"} if team.spec.admin_access else {}),
             annotations=provenance(team.source.origin, f"namespaces[{namespace}]", WAVE_NAMESPACES),
         )
         for team in cluster.teams

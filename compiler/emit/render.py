@@ -24,13 +24,17 @@ class Block(str):
     """A literal block scalar already laid out; `finalize` passes it through untouched."""
 
 
-def block(text: str, indent: int) -> str:
-    """Multi-line text as a `|-` literal block at `indent`, or a quoted scalar if it must be."""
+def block(text: str, indent: int, single_line_too: bool = False) -> str:
+    """Multi-line text as a `|-` literal block at `indent`, or a quoted scalar if it must be.
+
+    `single_line_too` writes one-line text as a block as well (CEL reads better unquoted).
+    """
     lines = text.split("\n")
     readable = all(
         all(0x20 <= ord(c) <= 0x7E for c in line) and line == line.rstrip() for line in lines
     )
-    if len(lines) == 1 or not readable or not lines[0] or lines[0][0] == " ":
+    one_line = len(lines) == 1 and not single_line_too
+    if one_line or not readable or not lines[0] or lines[0][0] == " ":
         return Block(yaml_scalar(text))
     pad = " " * indent
     return Block("|-\n" + "\n".join(pad + line if line else "" for line in lines))

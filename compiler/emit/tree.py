@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from compiler.emit.admission import admission_manifests
 from compiler.emit.argocd import argocd_manifests
 from compiler.emit.dra import claim_templates, device_classes
 from compiler.emit.manifest import Manifest
@@ -21,6 +22,7 @@ def cluster_manifests(cluster: ResolvedCluster, fleet: ResolvedFleet) -> list[Ma
         *namespaces(cluster),
         *resource_quotas(cluster),
         *claim_templates(cluster),
+        *admission_manifests(cluster, fleet.fleet, fleet.ladder),
     ]
     return sorted(manifests, key=lambda m: m.path)
 

@@ -1,0 +1,182 @@
+"""Admission guardrails: ValidatingAdmissionPolicies, their bindings, priority quotas.
+
+One policy per rule family (admission_claims, admission_workloads) with the cluster's
+entitlements baked in; one binding each that selects only the namespaces gpufleet owns (by
+the labels it sets on them); and per team namespace a ResourceQuota that admits no pod of
+a PriorityClass the team may not use (defence in depth: it holds even without the policy).
+Why baked in rather than `paramKind`: params would live in objects a team could edit in
+its own namespace, or need one binding per team; baked-in data needs neither, is one
+reviewable line per namespace in a PR diff, and costs the API server one map lookup.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from compiler.diagnostics import fail
+from compiler.emit.admission_claims import admin_access, device_tolerations, tier_entitlement
+from compiler.emit.admission_cost import policy_cost
+from compiler.emit.admission_rules import Entitlements, PolicyRule
+from compiler.emit.admission_workloads import dra_only, priority_entitlement
+from compiler.emit.dra import claim_templates
+from compiler.emit.manifest import MANAGED_BY, SOURCE_ANNOTATION, SYNC_WAVE, Manifest
+from compiler.emit.namespaces import TEAM_LABEL, WAVE_QUOTAS
+from compiler.model.fleet import FleetSpec
+from compiler.model.policy import Fleet, PriorityLadder, Team
+from compiler.resolve import ResolvedCluster
+
+ADMISSION_API = "admissionregistration.k8s.io/v1"
+WAVE_POLICIES, WAVE_BINDINGS = -3, -2
+RULE_FAMILIES = (tier_entitlement, priority_entitlement, dra_only, device_tolerations, admin_access)
+DEFAULT_DEVICE_PLUGIN_RESOURCES: list[str] = list(
+    FleetSpec.model_fields["device_plugin_resources"].default
+)
+
+
+def entitlements(cluster: ResolvedCluster, fleet: Fleet | None) -> Entitlements:
+    """What the cluster's policy grants each namespace and team."""
+    tiers: dict[str, set[str]] = defaultdict(set)
+    for guarantee in cluster.guarantees:
+        tiers[guarantee.namespace].add(guarantee.tier)
+    templates: dict[str, list[str]] = defaultdict(list)
+    for template in claim_templates(cluster):
+        templates[str(template.namespace)].append(template.name)
+    plugin = fleet.spec.device_plugin_resources if fleet else DEFAULT_DEVICE_PLUGIN_RESOURCES
+    served_by_dra = {
+        name for t in cluster.tiers if (name := t.tier.spec.extended_resource_name) is not None
+    }
+    return Entitlements(
+        teams={ns: team.name for team in cluster.teams for ns in team.spec.namespaces},
+        tiers={ns: sorted(names) for ns, names in tiers.items()},
+        templates={ns: sorted(names) for ns, names in templates.items()},
+        priorities={t.name: sorted(t.spec.priorities) for t in cluster.teams if t.spec.priorities},
+        tolerate_exists={t.name: g for t in cluster.teams if (g := _exists_grants(t))},
+        tolerate_equal={t.name: q for t in cluster.teams if (q := _equal_grants(t))},
+        tolerable={t.name: _in_words(t) for t in cluster.teams if t.spec.tolerations},
+        admin_namespaces=sorted(
+            ns for team in cluster.teams if team.spec.admin_access for ns in team.spec.namespaces
+        ),
+        device_plugin_resources=sorted(set(plugin) - served_by_dra),
+    )
+
+
+def _exists_grants(team: Team) -> dict[str, list[str]]:
+    """key -> effects the team may tolerate with any value (operator Exists)."""
+    grants: dict[str, set[str]] = defaultdict(set)
+    for toleration in team.spec.tolerations:
+        if toleration.operator == "Exists":
+            grants[toleration.key].add(toleration.effect or "")
+    return {key: sorted(effects) for key, effects in grants.items()}
+
+
+def _equal_grants(team: Team) -> dict[str, dict[str, list[str]]]:
+    """key -> value -> effects the team may tolerate (operator Equal)."""
+    grants: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    for toleration in team.spec.tolerations:
+        if toleration.operator == "Equal":
+            grants[toleration.key][toleration.value or ""].add(toleration.effect or "")
+    return {k: {v: sorted(e) for v, e in values.items()} for k, values in grants.items()}
+
+
+def _in_words(team: Team) -> str:
+    """The team's tolerations as `key=value:effect`, `*` for any value or effect."""
+    return ", ".join(
+        sorted(
+            f"{t.key}={t.value if t.operator == 'Equal' else '*'}:{t.effect or '*'}"
+            for t in team.spec.tolerations
+        )
+    )
+
+
+def admission_manifests(
+    cluster: ResolvedCluster, fleet: Fleet | None, ladder: PriorityLadder | None
+) -> list[Manifest]:
+    """The cluster's policies and bindings, and the priority quotas of its namespaces."""
+    if not cluster.teams:
+        return []
+    data = entitlements(cluster, fleet)
+    manifests: list[Manifest] = []
+    for family in RULE_FAMILIES:
+        rule = family(data)
+        if rule is None:
+            continue
+        _check_cost(cluster, rule)
+        sources = _sources(cluster.teams, rule.clause)
+        if rule.fleet_clause and fleet is not None:
+            sources = f"{fleet.source.origin}#{rule.fleet_clause}, {sources}"
+        manifests.append(_policy(cluster.name, rule, sources))
+        manifests.append(_binding(cluster.name, rule.name, _sources(cluster.teams, "namespaces")))
+    return manifests + priority_quotas(cluster, ladder)
+
+
+def _sources(teams: tuple[Team, ...], clause: str) -> str:
+    return ", ".join(sorted({f"{t.source.origin}#{clause}" for t in teams}))
+
+
+def _check_cost(cluster: ResolvedCluster, rule: PolicyRule) -> None:
+    problems = policy_cost(rule).problems()
+    if problems:
+        raise fail(
+            "GF701",
+            f"admission policy {rule.name} for cluster {cluster.name!r} could exceed the API "
+            f"server's CEL cost limits: {'; '.join(problems)}",
+            cluster.cluster.source.span(("metadata", "name")),
+            "the cost grows with the namespaces and grants of one cluster: split its teams "
+            "over more clusters",
+        )
+
+
+def _policy(cluster: str, rule: PolicyRule, sources: str) -> Manifest:
+    return Manifest(
+        kind="ValidatingAdmissionPolicy",
+        name=rule.name,
+        template="validatingadmissionpolicy.yaml.j2",
+        values={"api_version": ADMISSION_API, "rule": rule},
+        cluster=cluster,
+        annotations={SOURCE_ANNOTATION: sources, SYNC_WAVE: str(WAVE_POLICIES)},
+    )
+
+
+def _binding(cluster: str, policy: str, sources: str) -> Manifest:
+    return Manifest(
+        kind="ValidatingAdmissionPolicyBinding",
+        name=policy,
+        template="validatingadmissionpolicybinding.yaml.j2",
+        values={
+            "api_version": ADMISSION_API,
+            "policy": policy,
+            "match_labels": MANAGED_BY,
+            "required_label": TEAM_LABEL,
+        },
+        cluster=cluster,
+        annotations={SOURCE_ANNOTATION: sources, SYNC_WAVE: str(WAVE_BINDINGS)},
+    )
+
+
+def priority_quotas(cluster: ResolvedCluster, ladder: PriorityLadder | None) -> list[Manifest]:
+    """Per team namespace: no pod of a ladder PriorityClass the team may not use."""
+    if ladder is None:
+        return []
+    levels = [level.name for level in ladder.spec.levels]
+    manifests = []
+    for team in cluster.teams:
+        denied = sorted(set(levels) - set(team.spec.priorities))
+        if not denied:
+            continue
+        for namespace in team.spec.namespaces:
+            manifests.append(
+                Manifest(
+                    kind="ResourceQuota",
+                    name="gpufleet-priorities",
+                    template="resourcequota.yaml.j2",
+                    values={"hard": {"pods": "0"}, "priority_classes": denied},
+                    cluster=cluster.name,
+                    namespace=namespace,
+                    labels={TEAM_LABEL: team.name},
+                    annotations={
+                        SOURCE_ANNOTATION: f"{team.source.origin}#priorities",
+                        SYNC_WAVE: str(WAVE_QUOTAS),
+                    },
+                )
+            )
+    return manifests

@@ -1,0 +1,113 @@
+"""What an admission rule family is made of, and the CEL variables the families share.
+
+The families live in admission_claims (tiers, tolerations, adminAccess) and
+admission_workloads (priorities, no device-plugin resources). Every policy is cluster-wide
+and bakes the cluster's entitlements into `variables` as CEL map literals keyed by
+namespace (unforgeable: `request.namespace`) or by team, one entry per line, so a PR that
+changes a team's grant shows up as a one-line diff in the policy. Claims are read in every
+served shape: v1/v1beta2 requests (`exactly` or `firstAvailable`) and v1beta1 flat requests
+(device fields on the request itself) are all checked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from compiler.cel.literal import cel_literal
+from compiler.cel.shapes import Shape
+
+
+@dataclass(frozen=True)
+class Entitlements:
+    """What the cluster's policy grants, per namespace or per team (empty grants left out)."""
+
+    teams: Mapping[str, str]
+    """namespace -> team"""
+    tiers: Mapping[str, list[str]]
+    """namespace -> tiers it holds a quota for"""
+    templates: Mapping[str, list[str]]
+    """namespace -> its ResourceClaimTemplates"""
+    priorities: Mapping[str, list[str]]
+    """team -> PriorityClasses it may use"""
+    tolerate_exists: Mapping[str, dict[str, list[str]]]
+    """team -> taint key it may tolerate with any value -> effects ("": every effect)"""
+    tolerate_equal: Mapping[str, dict[str, dict[str, list[str]]]]
+    """team -> taint key -> value it may tolerate -> effects ("": every effect)"""
+    tolerable: Mapping[str, str]
+    """team -> its tolerations in words, `key=value:effect` (`*` for any), for messages"""
+    admin_namespaces: list[str]
+    device_plugin_resources: list[str]
+
+
+@dataclass(frozen=True)
+class Validation:
+    """One CEL check, its denial message expression and a static fallback message."""
+
+    expression: str
+    message_expression: str
+    message: str
+
+
+@dataclass(frozen=True)
+class PolicyRule:
+    """Everything a ValidatingAdmissionPolicy of one rule family says."""
+
+    name: str
+    clause: str
+    """The team clause the policy enforces (for the provenance annotation)."""
+    api_groups: tuple[str, ...]
+    resources: tuple[str, ...]
+    operations: tuple[str, ...]
+    object_shape: Shape
+    variables: tuple[tuple[str, str], ...]
+    validations: tuple[Validation, ...]
+    match_conditions: tuple[tuple[str, str], ...] = field(default=())
+    fleet_clause: str | None = None
+    """The Fleet clause the policy enforces too, if any (for the provenance annotation)."""
+
+
+def common_variables(data: Entitlements) -> list[tuple[str, str]]:
+    """`teams` (namespace -> team), `team` and `subject` (what the request is, for messages)."""
+    return [
+        ("teams", cel_literal(dict(data.teams))),
+        (
+            "team",
+            'request.namespace in variables.teams ? variables.teams[request.namespace] : "(none)"',
+        ),
+        (
+            "subject",
+            'request.kind.kind + " " + request.namespace + "/" + '
+            '(has(object.metadata.name) ? object.metadata.name : "")',
+        ),
+    ]
+
+
+def claim_variables(data: Entitlements) -> list[tuple[str, str]]:
+    """The common variables and `choices`: per request of a claim (or claim template), the
+    device requests it may be served by, in every served shape (v1/v1beta2 `exactly` or
+    `firstAvailable` subrequests, v1beta1 fields on the request itself)."""
+    return [
+        *common_variables(data),
+        (
+            "claim",
+            'request.kind.kind == "ResourceClaimTemplate" ? object.spec.spec : object.spec',
+        ),
+        (
+            "requests",
+            "has(variables.claim.devices) && has(variables.claim.devices.requests)\n"
+            "  ? variables.claim.devices.requests : []",
+        ),
+        (
+            "choices",
+            "variables.requests.map(r,\n"
+            "  (has(r.exactly) ? [r.exactly] : [])\n"
+            "  + (has(r.firstAvailable) ? r.firstAvailable : [])\n"
+            "  + [r])",
+        ),
+    ]
+
+
+def listed(expression: str, none: str) -> str:
+    """CEL for a list in words: its items joined by commas, or `none` when it is empty."""
+    return f'({expression}.size() > 0 ? {expression}.join(", ") : "{none}")'

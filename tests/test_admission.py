@@ -1,0 +1,348 @@
+"""Admission guardrails, by behaviour: the emitted policies run on admission requests.
+
+Expectations come from the Team documents (the policy source), never from the emitter's own
+entitlement tables, so a wrong table fails here. Every rule has an allowed and a denied case
+per team namespace of each cluster, plus the adversarial ones: a forbidden class hidden in a
+`firstAvailable` subrequest or a v1beta1 flat request, `nvidia.com/gpu` only in limits or only
+in an init container, a wider toleration than granted, a priority set on UPDATE.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+import pytest
+import yaml
+
+from compiler.load import load_policies
+from compiler.model import build_policies
+from compiler.model.policy import Team
+from compiler.pipeline import Compiled, compile_policies
+from compiler.resolve.teams import quota_namespace
+from tests.admission_harness import Cluster, Decision, Request
+from tests.admission_requests import (
+    claim,
+    container,
+    exactly,
+    first_available,
+    flat,
+    job,
+    pod,
+    workload,
+)
+from tests.conftest import EXAMPLE
+from tests.schema_validation import validate_object
+
+POLICIES = build_policies(load_policies(EXAMPLE))
+LADDER = [level.name for level in POLICIES.ladder.spec.levels] if POLICIES.ladder else []
+TIERS = sorted(t.name for t in POLICIES.tiers)
+TEAM_NAMESPACES = [
+    (cluster.name, team, namespace)
+    for cluster in POLICIES.clusters
+    for team in POLICIES.teams
+    if team.spec.clusters is None or cluster.name in team.spec.clusters
+    for namespace in team.spec.namespaces
+]
+ECC = "gpu.nvidia.com/ecc-errors"
+
+
+def case_id(case: tuple[str, Team, str]) -> str:
+    return f"{case[0]}-{case[2]}"
+
+
+@cache
+def example() -> Compiled:
+    return compile_policies(EXAMPLE)
+
+
+@cache
+def admission(cluster: str) -> Cluster:
+    return Cluster.from_tree(example().tree, cluster)
+
+
+def entitled_tiers(team: Team, namespace: str) -> list[str]:
+    return sorted({q.tier for q in team.spec.quotas if quota_namespace(team, q) == namespace})
+
+
+def assert_denied(decision: Decision, policy: str, *fragments: str) -> None:
+    assert decision.outcome == "denied", decision
+    assert decision.policy == policy
+    for fragment in fragments:
+        assert fragment in decision.message, (fragment, decision.message)
+
+
+def assert_allowed(cluster: Cluster, request: Request) -> None:
+    decisions = cluster.decide(request)
+    assert decisions, "no policy matched"
+    assert all(d.outcome == "allowed" for d in decisions), decisions
+
+
+parametrize_teams = pytest.mark.parametrize(
+    ("cluster", "team", "namespace"), TEAM_NAMESPACES, ids=[case_id(c) for c in TEAM_NAMESPACES]
+)
+
+
+@parametrize_teams
+def test_claims_may_name_the_tiers_the_namespace_holds(
+    cluster: str, team: Team, namespace: str
+) -> None:
+    tiers = entitled_tiers(team, namespace)
+    assert tiers, "every example namespace holds a quota"
+    for tier in tiers:
+        for kind in ("ResourceClaim", "ResourceClaimTemplate"):
+            assert_allowed(admission(cluster), claim(namespace, exactly(tier), kind=kind))
+    assert_allowed(admission(cluster), claim(namespace, first_available(*tiers)))
+    assert_allowed(admission(cluster), claim(namespace, flat(tiers[0]), version="v1beta1"))
+
+
+@parametrize_teams
+def test_claims_naming_another_class_are_denied_with_what_to_use(
+    cluster: str, team: Team, namespace: str
+) -> None:
+    tiers = entitled_tiers(team, namespace)
+    for forbidden in [t for t in TIERS if t not in tiers] + ["gpu.nvidia.com"]:
+        decision = admission(cluster).admit(claim(namespace, exactly(forbidden)))
+        assert_denied(
+            decision,
+            "gpufleet-tier-entitlement",
+            f"ResourceClaim {namespace}/my-claim names DeviceClass {forbidden}, ",
+            f"team {team.name} holds no quota for in namespace {namespace}",
+            f"use one of its tiers: {', '.join(tiers)}",
+        )
+
+
+@parametrize_teams
+def test_a_forbidden_class_hidden_anywhere_in_a_claim_is_found(
+    cluster: str, team: Team, namespace: str
+) -> None:
+    tier = entitled_tiers(team, namespace)[0]
+    forbidden = "gpu.nvidia.com"
+    hidden = [
+        claim(namespace, exactly(tier), first_available(tier, forbidden, name="fallback")),
+        claim(namespace, first_available(tier, forbidden), kind="ResourceClaimTemplate"),
+        claim(namespace, flat(tier), flat(forbidden, name="two"), version="v1beta1"),
+        claim(
+            namespace,
+            {
+                "name": "gpu",
+                "firstAvailable": [
+                    {"name": "a", "deviceClassName": tier},
+                    {"name": "b", "deviceClassName": forbidden},
+                ],
+            },
+            version="v1beta1",
+        ),
+        claim(namespace, exactly(forbidden), kind="ResourceClaimTemplate", version="v1beta2"),
+    ]
+    for request in hidden:
+        decision = admission(cluster).admit(request)
+        assert_denied(decision, "gpufleet-tier-entitlement", f"names DeviceClass {forbidden},")
+        assert f"DeviceClass {tier}" not in decision.message
+
+
+def test_a_namespace_labelled_by_hand_gets_nothing() -> None:
+    cluster = admission("prod-east")
+    cluster.namespace_labels["impostor"] = {
+        "app.kubernetes.io/managed-by": "gpufleet",
+        "gpufleet.dev/team": "ml-research",
+    }
+    try:
+        decision = cluster.admit(claim("impostor", exactly("training")))
+    finally:
+        del cluster.namespace_labels["impostor"]
+    assert_denied(decision, "gpufleet-tier-entitlement", "team (none)", "tiers: (none)")
+
+
+def test_namespaces_gpufleet_does_not_manage_are_untouched() -> None:
+    for request in (
+        claim("kube-system", exactly("gpu.nvidia.com", adminAccess=True)),
+        pod("default", [container(limits={"nvidia.com/gpu": "1"})], priority="training"),
+        job("default", "inference-critical"),
+    ):
+        assert admission("prod-east").decide(request) == []
+
+
+@parametrize_teams
+def test_pods_use_only_the_teams_priority_classes(cluster: str, team: Team, namespace: str) -> None:
+    allowed = sorted(team.spec.priorities)
+    for priority in allowed:
+        assert_allowed(admission(cluster), pod(namespace, priority=priority))
+    for forbidden in [p for p in LADDER if p not in allowed] + ["system-cluster-critical"]:
+        decision = admission(cluster).admit(pod(namespace, priority=forbidden))
+        assert_denied(
+            decision,
+            "gpufleet-priority-entitlement",
+            f"Pod {namespace}/my-pod uses PriorityClass {forbidden}, ",
+            f"team {team.name} may not use; use one of: {', '.join(allowed)}",
+        )
+
+
+@parametrize_teams
+def test_kueue_priority_labels_and_workloads_are_checked(
+    cluster: str, team: Team, namespace: str
+) -> None:
+    allowed = sorted(team.spec.priorities)
+    forbidden = next(p for p in LADDER if p not in allowed)
+    assert_allowed(admission(cluster), job(namespace, allowed[0]))
+    assert_allowed(admission(cluster), workload(namespace, allowed[0]))
+    labelled = pod(
+        namespace, priority=allowed[0], labels={"kueue.x-k8s.io/priority-class": forbidden}
+    )
+    for request in (
+        job(namespace, forbidden),
+        workload(namespace, forbidden),
+        workload(namespace, forbidden, version="v1beta1"),
+        labelled,
+    ):
+        assert_denied(
+            admission(cluster).admit(request),
+            "gpufleet-priority-entitlement",
+            f"uses PriorityClass {forbidden}, ",
+            f"team {team.name} may not use",
+        )
+
+
+def test_on_update_only_a_newly_set_priority_is_checked() -> None:
+    cluster = admission("prod-east")
+    # ml-research may use training and batch, not inference-critical
+    kept = job("ml-research", "inference-critical", "UPDATE", "inference-critical")
+    assert_allowed(cluster, kept)
+    raised = job("ml-research", "inference-critical", "UPDATE", "batch")
+    assert_denied(cluster.admit(raised), "gpufleet-priority-entitlement", "inference-critical")
+    dropped = job("ml-research", None, "UPDATE", "inference-critical")
+    assert cluster.admit(dropped).outcome == "allowed"
+    unlabelled = job("ml-research", None)
+    assert cluster.decide(unlabelled) == []  # no priority, no evaluation
+
+
+@parametrize_teams
+def test_pods_get_gpus_only_through_dra(cluster: str, team: Team, namespace: str) -> None:
+    priority = team.spec.priorities[0]
+    gpu = {"nvidia.com/gpu": "1"}
+    cpu = {"cpu": "4", "memory": "16Gi"}
+    assert_allowed(admission(cluster), pod(namespace, [container(requests=cpu)], priority=priority))
+    cases = {
+        "main": pod(namespace, [container(limits=gpu)], priority=priority),
+        "setup": pod(
+            namespace,
+            [container(requests=cpu)],
+            init_containers=[container("setup", requests=gpu, limits=gpu)],
+            priority=priority,
+        ),
+    }
+    for offender, request in cases.items():
+        assert_denied(
+            admission(cluster).admit(request),
+            "gpufleet-dra-only",
+            f"Pod {namespace}/my-pod requests device-plugin resource nvidia.com/gpu",
+            f"in container {offender}: team {team.name} gets GPUs only through DRA",
+            "ResourceClaimTemplate: " + ", ".join(sorted(_templates(cluster, namespace))),
+        )
+
+
+def _templates(cluster: str, namespace: str) -> list[str]:
+    tree = example().tree
+    prefix = f"clusters/{cluster}/{namespace}/resourceclaimtemplate_"
+    return [p.removeprefix(prefix).removesuffix(".yaml") for p in tree if p.startswith(prefix)]
+
+
+@parametrize_teams
+def test_claims_tolerate_only_what_the_team_may(cluster: str, team: Team, namespace: str) -> None:
+    tier = entitled_tiers(team, namespace)[0]
+    granted = [t.model_dump(exclude_none=True) for t in team.spec.tolerations]
+    for toleration in granted:
+        assert_allowed(
+            admission(cluster), claim(namespace, exactly(tier, tolerations=[toleration]))
+        )
+    wider = [{"key": ECC, "operator": "Exists"}, {"operator": "Exists"}]
+    other = [{"key": "example.com/maintenance", "operator": "Exists", "effect": "NoSchedule"}]
+    for toleration in [*wider, *other] + (
+        [] if granted else [{"key": ECC, "operator": "Exists", "effect": "NoSchedule"}]
+    ):
+        for request in (
+            claim(namespace, exactly(tier, tolerations=[toleration])),
+            claim(namespace, first_available(tier), _second_option_tolerating(tier, toleration)),
+        ):
+            assert_denied(
+                admission(cluster).admit(request),
+                "gpufleet-device-tolerations",
+                f"ResourceClaim {namespace}/my-claim tolerates device taint",
+                f"which team {team.name} may not tolerate; it may tolerate: ",
+            )
+
+
+def _second_option_tolerating(tier: str, toleration: dict[str, str]) -> dict[str, object]:
+    """A request whose first option is clean and whose fallback carries the toleration."""
+    request = first_available(tier, tier, name="fallback")
+    request["firstAvailable"][1]["tolerations"] = [toleration]
+    return request
+
+
+def test_the_burn_in_team_may_tolerate_ecc_errors_narrowly() -> None:
+    cluster = admission("prod-east")
+    equal = {"key": ECC, "operator": "Equal", "value": "uncorrectable", "effect": "NoSchedule"}
+    assert_allowed(cluster, claim("gpu-ops", exactly("training", tolerations=[equal])))
+    evicting = {"key": ECC, "operator": "Exists", "effect": "NoExecute"}
+    decision = cluster.admit(claim("gpu-ops", exactly("training", tolerations=[equal, evicting])))
+    assert_denied(
+        decision,
+        "gpufleet-device-tolerations",
+        f"tolerates device taint {ECC}=*:NoExecute, which team gpu-ops",
+        f"it may tolerate: {ECC}=*:NoSchedule",
+    )
+
+
+@parametrize_teams
+def test_admin_access_only_in_admin_namespaces(cluster: str, team: Team, namespace: str) -> None:
+    tier = entitled_tiers(team, namespace)[0]
+    requests = [
+        claim(namespace, exactly(tier, adminAccess=True)),
+        claim(namespace, flat(tier, adminAccess=True), version="v1beta1"),
+    ]
+    for request in requests:
+        if team.spec.admin_access:
+            assert_allowed(admission(cluster), request)
+        else:
+            assert_denied(
+                admission(cluster).admit(request),
+                "gpufleet-admin-access",
+                f"requests adminAccess: true, which team {team.name} may not use in "
+                f"namespace {namespace}",
+                "(admin namespaces: gpu-ops)"
+                if cluster == "prod-east"
+                else "(admin namespaces: none)",
+            )
+    assert_allowed(admission(cluster), claim(namespace, exactly(tier, adminAccess=False)))
+
+
+def test_every_claim_template_gpufleet_emits_passes_its_own_policies(
+    compiled_example: Compiled,
+) -> None:
+    templates = [
+        (path.split("/")[1], yaml.safe_load(text))
+        for path, text in compiled_example.tree.items()
+        if "/resourceclaimtemplate_" in path
+    ]
+    assert len(templates) > 10
+    for cluster, template in templates:
+        namespace = template["metadata"]["namespace"]
+        request = Request(
+            ("resource.k8s.io", "v1", "ResourceClaimTemplate"),
+            "resourceclaimtemplates",
+            namespace,
+            template,
+        )
+        assert_allowed(admission(cluster), request)
+
+
+def test_requests_built_here_are_valid_kubernetes_objects() -> None:
+    samples = [
+        claim("ns", exactly("training", tolerations=[{"key": ECC, "operator": "Exists"}])),
+        claim("ns", first_available("training", "general"), kind="ResourceClaimTemplate"),
+        claim("ns", flat("training", adminAccess=True), version="v1beta1"),
+        claim("ns", exactly("training"), kind="ResourceClaimTemplate", version="v1beta2"),
+        pod("ns", [container(limits={"nvidia.com/gpu": "1"})], [container("setup")], "batch"),
+        job("ns", "batch"),
+    ]
+    for request in samples:
+        validate_object(request.object, "1.36")

@@ -1,0 +1,219 @@
+"""Admission manifests: fail closed, bound to gpufleet's namespaces only, typed like the API
+server types them, and the priority quotas and namespace labels that go with them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import yaml
+
+from compiler.cel import compile_expression
+from compiler.cel.ast import parse_checked, selected_fields
+from compiler.emit.admission_cost import ADMISSION_VARIABLES
+from compiler.pipeline import Compiled, compile_policies
+from tests import fleets
+from tests.conftest import PolicyWriter
+from tests.schema_validation import validate_object
+
+POLICY_NAMES = {
+    "gpufleet-admin-access",
+    "gpufleet-device-tolerations",
+    "gpufleet-dra-only",
+    "gpufleet-priority-entitlement",
+    "gpufleet-tier-entitlement",
+}
+ADMISSION_REQUEST_FIELDS = {
+    "kind",
+    "resource",
+    "subResource",
+    "requestKind",
+    "requestResource",
+    "requestSubResource",
+    "name",
+    "namespace",
+    "operation",
+    "userInfo",
+    "dryRun",
+    "options",
+}
+"""kubernetes.AdmissionRequest as the API server declares `request` (BuildRequestType)."""
+
+
+def of_kind(compiled: Compiled, kind: str, cluster: str = "prod-east") -> list[dict[str, Any]]:
+    found = [
+        yaml.safe_load(t) for p, t in compiled.tree.items() if p.startswith(f"clusters/{cluster}/")
+    ]
+    return [o for o in found if isinstance(o, dict) and o.get("kind") == kind]
+
+
+def expressions(policy: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """(where, expression, the type it must have) for every expression of a policy."""
+    spec = policy["spec"]
+    found = [
+        (f"matchConditions.{c['name']}", c["expression"], "bool")
+        for c in spec.get("matchConditions", [])
+    ]
+    found += [(f"variables.{v['name']}", v["expression"], "any") for v in spec["variables"]]
+    for i, v in enumerate(spec["validations"]):
+        found += [(f"validations[{i}]", v["expression"], "bool")]
+        found += [(f"validations[{i}].messageExpression", v["messageExpression"], "string")]
+    return found
+
+
+def test_every_policy_fails_closed_and_is_bound_to_gpufleet_namespaces(
+    compiled_example: Compiled,
+) -> None:
+    policies = {
+        p["metadata"]["name"]: p for p in of_kind(compiled_example, "ValidatingAdmissionPolicy")
+    }
+    bindings = {
+        b["metadata"]["name"]: b
+        for b in of_kind(compiled_example, "ValidatingAdmissionPolicyBinding")
+    }
+    assert set(policies) == set(bindings) == POLICY_NAMES
+    for name, policy in policies.items():
+        assert policy["apiVersion"] == "admissionregistration.k8s.io/v1"
+        assert policy["spec"]["failurePolicy"] == "Fail"
+        for validation in policy["spec"]["validations"]:
+            assert validation["reason"] == "Forbidden"
+            assert validation["message"].startswith("gpufleet: ")
+            assert "\n" not in validation["message"]
+        binding = bindings[name]["spec"]
+        assert binding["policyName"] == name
+        assert binding["validationActions"] == ["Deny"]
+        assert binding["matchResources"] == {
+            "namespaceSelector": {
+                "matchLabels": {"app.kubernetes.io/managed-by": "gpufleet"},
+                "matchExpressions": [{"key": "gpufleet.dev/team", "operator": "Exists"}],
+            }
+        }
+
+
+def test_every_expression_compiles_with_the_api_servers_variables_and_types(
+    compiled_example: Compiled,
+) -> None:
+    checked = 0
+    for policy in of_kind(compiled_example, "ValidatingAdmissionPolicy"):
+        for where, source, wanted in expressions(policy):
+            compiled = compile_expression(source, ADMISSION_VARIABLES, "any")
+            if wanted != "any":
+                assert compiled.result_type in (wanted, "dyn"), (where, compiled.result_type)
+            node = parse_checked(source, ADMISSION_VARIABLES)
+            assert selected_fields(node, "request") <= ADMISSION_REQUEST_FIELDS, where
+            assert not selected_fields(node, "params"), "no paramKind: params is null"
+            checked += 1
+    assert checked > 40
+
+
+def test_variables_are_defined_before_they_are_used(compiled_example: Compiled) -> None:
+    for policy in of_kind(compiled_example, "ValidatingAdmissionPolicy"):
+        defined: set[str] = set()
+        for where, source, _ in expressions(policy):
+            used = selected_fields(parse_checked(source, ADMISSION_VARIABLES), "variables")
+            assert used <= defined, (policy["metadata"]["name"], where, used - defined)
+            if where.startswith("variables."):
+                defined.add(where.removeprefix("variables."))
+
+
+@pytest.mark.parametrize("cluster", ["prod-east", "prod-west"])
+def test_priority_quotas_admit_no_pod_of_a_class_the_team_may_not_use(
+    compiled_example: Compiled, cluster: str
+) -> None:
+    ladder = [level.name for level in compiled_example.fleet.ladder.spec.levels]  # type: ignore[union-attr]
+    resolved = next(c for c in compiled_example.fleet.clusters if c.name == cluster)
+    quotas = {
+        q["metadata"]["namespace"]: q
+        for q in of_kind(compiled_example, "ResourceQuota", cluster)
+        if q["metadata"]["name"] == "gpufleet-priorities"
+    }
+    for team in resolved.teams:
+        denied = sorted(set(ladder) - set(team.spec.priorities))
+        for namespace in team.spec.namespaces:
+            spec = quotas[namespace]["spec"]
+            assert spec["hard"] == {"pods": "0"}
+            (expression,) = spec["scopeSelector"]["matchExpressions"]
+            assert expression == {"scopeName": "PriorityClass", "operator": "In", "values": denied}
+
+
+def test_only_admin_namespaces_carry_the_admin_access_label(compiled_example: Compiled) -> None:
+    namespaces = {
+        n["metadata"]["name"]: n["metadata"]["labels"]
+        for n in of_kind(compiled_example, "Namespace")
+    }
+    admin = {
+        ns for ns, labels in namespaces.items() if "resource.kubernetes.io/admin-access" in labels
+    }
+    assert admin == {"gpu-ops"}
+    assert namespaces["gpu-ops"]["resource.kubernetes.io/admin-access"] == "true"
+
+
+def test_argocd_may_sync_the_policies(compiled_example: Compiled) -> None:
+    project = yaml.safe_load(compiled_example.tree["argocd/appproject_gpufleet.yaml"])
+    allowed = {(e["group"], e["kind"]) for e in project["spec"]["clusterResourceWhitelist"]}
+    assert ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy") in allowed
+    assert ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding") in allowed
+
+
+def _small_fleet(write_policies: PolicyWriter, tier_spec: str, fleet: str = "") -> Compiled:
+    files = {
+        "c.yaml": fleets.cluster(),
+        "t.yaml": fleets.tier("big", tier_spec),
+        "team.yaml": fleets.team("a", "[{tier: big, guaranteed: 1}]"),
+    }
+    if fleet:
+        files["fleet.yaml"] = fleet
+    return compile_policies(write_policies(files))
+
+
+def forbidden_resources(compiled: Compiled) -> list[str] | None:
+    """The resources the DRA-only policy forbids, None without the policy."""
+    policies = [
+        p
+        for p in of_kind(compiled, "ValidatingAdmissionPolicy", "c1")
+        if p["metadata"]["name"] == "gpufleet-dra-only"
+    ]
+    if not policies:
+        return None
+    (policy,) = policies
+    source = next(v["expression"] for v in policy["spec"]["variables"] if v["name"] == "forbidden")
+    return list(compile_expression(source, ADMISSION_VARIABLES, "any").evaluate({}))
+
+
+def test_without_a_fleet_nvidia_gpu_is_the_device_plugin_resource(
+    write_policies: PolicyWriter,
+) -> None:
+    compiled = _small_fleet(write_policies, "{select: {models: [H100]}}")
+    assert forbidden_resources(compiled) == ["nvidia.com/gpu"]
+    quotas = [q["metadata"]["name"] for q in of_kind(compiled, "ResourceQuota", "c1")]
+    assert quotas == ["gpufleet-devices"]  # no PriorityLadder: no priority quotas
+
+
+def test_a_tier_serving_the_legacy_name_through_dra_lifts_the_ban(
+    write_policies: PolicyWriter,
+) -> None:
+    fleet = fleets.HEADER + (
+        "kind: Fleet\nmetadata: {name: f}\nspec:\n"
+        "  gitops: {repoURL: https://git.example.com/x.git}\n"
+        "  devicePluginResources: [nvidia.com/gpu, amd.com/gpu]\n"
+    )
+    served = "{select: {models: [H100]}, extendedResourceName: nvidia.com/gpu}"
+    assert forbidden_resources(_small_fleet(write_policies, served, fleet)) == ["amd.com/gpu"]
+    nothing = fleet.replace("[nvidia.com/gpu, amd.com/gpu]", "[]")
+    assert forbidden_resources(_small_fleet(write_policies, served, nothing)) is None
+
+
+def test_the_same_objects_are_valid_for_the_oldest_supported_kubernetes(
+    compiled_example: Compiled,
+) -> None:
+    """admissionregistration.k8s.io/v1 is GA since 1.30: one output serves 1.32 to 1.36."""
+    objects = of_kind(compiled_example, "ValidatingAdmissionPolicy")
+    objects += of_kind(compiled_example, "ValidatingAdmissionPolicyBinding")[:1]
+    objects += [
+        q
+        for q in of_kind(compiled_example, "ResourceQuota")
+        if q["metadata"]["name"] == "gpufleet-priorities"
+    ][:1]
+    assert len(objects) == 7
+    for obj in objects:
+        validate_object(obj, "1.32")
