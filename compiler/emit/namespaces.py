@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from compiler.emit.manifest import Manifest, provenance
+from compiler.emit.waves import WAVES
 from compiler.resolve import ResolvedCluster
 
-WAVE_NAMESPACES = -2
-WAVE_QUOTAS = -1
+WAVE_NAMESPACES = WAVES["Namespace"]
+WAVE_QUOTAS = WAVES["ResourceQuota"]
 TEAM_LABEL = "gpufleet.dev/team"
 DRIVER_CLASSES = {"gpu.nvidia.com": ("gpu.nvidia.com", "mig.nvidia.com", "vfio.gpu.nvidia.com")}
 """DeviceClasses the driver installs itself; quota 0 so no team bypasses the tiers."""

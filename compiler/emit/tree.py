@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from compiler.emit.argocd import argocd_manifests
-from compiler.emit.dra import claim_templates, device_classes
+from compiler.emit.claims import claim_templates
+from compiler.emit.dra import device_classes
 from compiler.emit.manifest import Manifest
 from compiler.emit.namespaces import namespaces, resource_quotas
 from compiler.emit.priority import priority_classes
