@@ -73,6 +73,7 @@ class Target:
         return self.availability(feature) is not UNAVAILABLE
 
 
+_CONTROL_PLANE = "kube-apiserver, kube-scheduler and kube-controller-manager"
 _MEMORY_QOS = Gated("alpha", ("MemoryQoS",), where="kubelet")
 _TAINTS_ALPHA = Gated("alpha", ("DRADeviceTaints",))
 
@@ -107,7 +108,7 @@ TARGETS: dict[str, Target] = {
             Feature.PRIORITIZED_LIST: Gated("alpha", ("DRAPrioritizedList",)),
             Feature.DEVICE_TOLERATIONS: _TAINTS_ALPHA,
             Feature.DEVICE_TAINT_RULES: Gated(
-                "alpha", ("DRADeviceTaints",), (f"{DRA_GROUP}/v1alpha3=true",)
+                "alpha", ("DRADeviceTaints",), (f"{DRA_GROUP}/v1alpha3=true",), _CONTROL_PLANE
             ),
             Feature.TAINT_EFFECT_NONE: UNAVAILABLE,
             Feature.EXTENDED_RESOURCE: UNAVAILABLE,
@@ -123,7 +124,7 @@ TARGETS: dict[str, Target] = {
         features={
             Feature.DEVICE_TOLERATIONS: _TAINTS_ALPHA,
             Feature.DEVICE_TAINT_RULES: Gated(
-                "alpha", ("DRADeviceTaints",), (f"{DRA_GROUP}/v1alpha3=true",)
+                "alpha", ("DRADeviceTaints",), (f"{DRA_GROUP}/v1alpha3=true",), _CONTROL_PLANE
             ),
             Feature.TAINT_EFFECT_NONE: UNAVAILABLE,
             Feature.EXTENDED_RESOURCE: Gated("alpha", ("DRAExtendedResource",)),
@@ -142,6 +143,7 @@ TARGETS: dict[str, Target] = {
                 "alpha",
                 ("DRADeviceTaints", "DRADeviceTaintRules"),
                 (f"{DRA_GROUP}/v1alpha3=true",),
+                _CONTROL_PLANE,
             ),
             Feature.TAINT_EFFECT_NONE: _TAINTS_ALPHA,
             Feature.EXTENDED_RESOURCE: Gated("alpha", ("DRAExtendedResource",)),
@@ -159,6 +161,7 @@ TARGETS: dict[str, Target] = {
                 "beta",
                 ("DRADeviceTaintRules",),
                 (f"{DRA_GROUP}/v1beta2/devicetaintrules=true",),
+                _CONTROL_PLANE,
             ),
             Feature.MEMORY_QOS: _MEMORY_QOS,
             Feature.MEMORY_RESERVATION_POLICY: _MEMORY_QOS,

@@ -48,7 +48,11 @@ def _template(cluster: ResolvedCluster, guarantee: Guarantee, count: int, gang: 
     configs = [
         config
         for alt in alternatives
-        if (config := sharing_config(alt, f"{REQUEST}/{alt.name}" if prioritized else REQUEST, driver))
+        if (
+            config := sharing_config(
+                alt, f"{REQUEST}/{alt.name}" if prioritized else REQUEST, driver
+            )
+        )
     ]
     tolerations = [
         t.model_dump(by_alias=True, exclude_none=True)

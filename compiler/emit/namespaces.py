@@ -19,6 +19,22 @@ def device_quota_key(device_class: str) -> str:
     return f"{device_class}.deviceclass.resource.k8s.io/devices"
 
 
+def extended_resource_keys(cluster: ResolvedCluster, limits: dict[str, int]) -> dict[str, str]:
+    """Quota keys of tiers that serve a legacy extended resource (DRAExtendedResource): the
+    mapped name and the class's implicit `deviceclass.resource.kubernetes.io/<class>`, both at
+    the namespace's limit for the tier (0 when it holds none). Overrides the device-plugin 0
+    when a tier takes over `nvidia.com/gpu`."""
+    keys = {}
+    for tier in cluster.tiers:
+        name = tier.tier.spec.extended_resource_name
+        if name is None:
+            continue
+        value = str(limits.get(tier.name, 0))
+        keys[f"requests.{name}"] = value
+        keys[f"requests.deviceclass.resource.kubernetes.io/{tier.name}"] = value
+    return keys
+
+
 def namespaces(cluster: ResolvedCluster) -> list[Manifest]:
     """A Namespace per namespace of every team present in the cluster."""
     return [
@@ -50,6 +66,7 @@ def resource_quotas(cluster: ResolvedCluster) -> list[Manifest]:
             for driver_class in DRIVER_CLASSES.get(cluster.cluster.spec.driver, ()):
                 hard[device_quota_key(driver_class)] = "0"
             hard[LEGACY_GPU_KEY] = "0"
+            hard.update(extended_resource_keys(cluster, limits))
             manifests.append(
                 Manifest(
                     kind="ResourceQuota",

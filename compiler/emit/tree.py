@@ -5,10 +5,13 @@ from __future__ import annotations
 from compiler.emit.argocd import argocd_manifests
 from compiler.emit.claims import claim_templates
 from compiler.emit.dra import device_classes
+from compiler.emit.kueue import kueue_config, kueue_manifests
 from compiler.emit.manifest import Manifest
 from compiler.emit.namespaces import namespaces, resource_quotas
 from compiler.emit.priority import priority_classes
+from compiler.emit.qos import kubelet_dropins, namespace_qos
 from compiler.emit.render import render
+from compiler.emit.taints import device_taint_rules
 from compiler.resolve import ResolvedCluster, ResolvedFleet
 from compiler.solve import ClusterPlan
 
@@ -21,6 +24,8 @@ def cluster_manifests(cluster: ResolvedCluster, fleet: ResolvedFleet) -> list[Ma
         *namespaces(cluster),
         *resource_quotas(cluster),
         *claim_templates(cluster),
+        *namespace_qos(cluster),
+        *device_taint_rules(cluster),
     ]
     return sorted(manifests, key=lambda m: m.path)
 
@@ -40,8 +45,17 @@ def kustomization(cluster: str, manifests: list[Manifest]) -> Manifest:
 def build_tree(fleet: ResolvedFleet, plans: list[ClusterPlan]) -> dict[str, str]:
     """Every file gpufleet owns below out/, path -> text."""
     tree: dict[str, str] = {}
+    plan_of = {plan.cluster: plan for plan in plans}
     for cluster in fleet.clusters:
         manifests = cluster_manifests(cluster, fleet)
+        queues = kueue_manifests(cluster, plan_of[cluster.name], fleet.ladder)
+        manifests = sorted([*manifests, *queues], key=lambda m: m.path)
+        unsynced = dict(kubelet_dropins(cluster))
+        config = kueue_config(cluster)
+        if config is not None:
+            unsynced[config[0]] = config[1]
+        for path, manifest in unsynced.items():
+            tree[path] = render(manifest)
         for manifest in manifests:
             tree[manifest.path] = render(manifest)
         tree[f"clusters/{cluster.name}/kustomization.yaml"] = render(

@@ -33,3 +33,8 @@ WAVES: dict[str, int] = {
     "ResourceClaimTemplate": WAVE_CONSUMABLES,
 }
 """Each synced kind's wave; a test checks every emitted object carries its kind's wave."""
+
+SYNC_OPTIONS = "argocd.argoproj.io/sync-options"
+SKIP_DRY_RUN = {SYNC_OPTIONS: "SkipDryRunOnMissingResource=true"}
+"""For objects whose API may not be served yet when Argo CD dry-runs the sync: Kueue's CRDs
+(installed with Kueue) and DeviceTaintRule (an alpha or off-by-default API before 1.37)."""

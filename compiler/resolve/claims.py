@@ -13,10 +13,12 @@ from compiler.resolve.fleet import Guarantee, ResolvedCluster, tolerates
 def usable_fallbacks(cluster: ResolvedCluster, guarantee: Guarantee) -> tuple[list[str], list[str]]:
     """The guarantee's tier's fallbacks split into (kept, dropped).
 
-    A claim with `firstAvailable` is charged by ResourceQuota against every alternative's
+    A fallback that selects no device in the cluster is left out silently (fleets differ);
+    a claim with `firstAvailable` is charged by ResourceQuota against every alternative's
     DeviceClass, so an alternative the namespace holds no quota for would make every claim
-    from the template fail admission: such fallbacks are dropped.
+    from the template fail admission: such fallbacks are dropped (and reported).
     """
+    present = {t.name for t in cluster.tiers}
     tier = cluster.tier(guarantee.tier)
     held = {
         g.tier
@@ -26,12 +28,14 @@ def usable_fallbacks(cluster: ResolvedCluster, guarantee: Guarantee) -> tuple[li
     kept: list[str] = []
     dropped: list[str] = []
     for name in tier.tier.spec.fallbacks:
-        if name == tier.name or name in kept:
+        if name == tier.name or name in kept or name not in present:
             continue
         (kept if name in held else dropped).append(name)
     return kept, dropped
 
 
-def cluster_tolerations(cluster: ResolvedCluster, tolerations: list[Toleration]) -> list[Toleration]:
+def cluster_tolerations(
+    cluster: ResolvedCluster, tolerations: list[Toleration]
+) -> list[Toleration]:
     """The tolerations that match at least one device taint of the cluster, in policy order."""
     return [t for t in tolerations if any(tolerates(t, r.taint) for r in cluster.taints)]

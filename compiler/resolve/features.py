@@ -38,12 +38,12 @@ def feature_uses(cluster: ResolvedCluster) -> list[Use]:
     for guarantee in cluster.guarantees:
         kept, _ = usable_fallbacks(cluster, guarantee)
         if kept:
-            tier = cluster.tier(guarantee.tier).tier
+            fallen = cluster.tier(guarantee.tier).tier
             uses.append(
                 Use(
                     Feature.PRIORITIZED_LIST,
-                    tier.source.span(("spec", "fallbacks")),
-                    f"tier {tier.name!r}'s fallbacks ({', '.join(kept)}) in team "
+                    fallen.source.span(("spec", "fallbacks")),
+                    f"tier {fallen.name!r}'s fallbacks ({', '.join(kept)}) in team "
                     f"{guarantee.team.name!r}'s claim templates",
                 )
             )

@@ -46,34 +46,21 @@ def check_tier_options(tiers: Iterable[GpuTier], problems: list[Diagnostic]) -> 
             )
 
 
-def check_cluster_tier_options(
-    cluster: ResolvedCluster, tier_names: set[str], problems: list[Diagnostic]
-) -> None:
-    """Per cluster: fallbacks select devices there, sharing fits the devices and driver,
-    and no two tiers claim the same extended resource name."""
-    present = {t.name for t in cluster.tiers}
-    used = {g.tier for g in cluster.guarantees}
+def check_cluster_tier_options(cluster: ResolvedCluster, problems: list[Diagnostic]) -> None:
+    """Per cluster: sharing fits the devices and the driver, and no two tiers claim the same
+    extended resource name."""
     driver = cluster.cluster.spec.driver
     extended: dict[str, GpuTier] = {}
     for resolved in cluster.tiers:
         tier = resolved.tier
         spec, source = tier.spec, tier.source
-        if tier.name in used:
-            for index, fallback in enumerate(spec.fallbacks):
-                if fallback in tier_names and fallback != tier.name and fallback not in present:
-                    problems.append(
-                        Diagnostic(
-                            "GF222",
-                            f"tier {tier.name!r} falls back to {fallback!r}, which selects no "
-                            f"device in cluster {cluster.name}",
-                            source.span(("spec", "fallbacks", index)),
-                            (f"tiers with devices in {cluster.name}: {', '.join(sorted(present))}",),
-                        )
-                    )
         if spec.sharing != "Exclusive":
             mig = {kind.is_mig for kind in resolved.kinds}
             if driver != NVIDIA_DRIVER:
-                reason = f"the sharing configuration is the NVIDIA driver's; {cluster.name} uses {driver}"
+                reason = (
+                    f"the sharing configuration is the NVIDIA driver's; {cluster.name} uses "
+                    f"{driver}"
+                )
             elif len(mig) > 1:
                 reason = (
                     f"it selects both whole GPUs and MIG devices in {cluster.name}, which take "
@@ -111,5 +98,32 @@ def check_cluster_tier_options(
                         source.span(("spec", "extendedResourceName")),
                         ("give each tier its own extended resource name",),
                         (("the other", first.source.span(("spec", "extendedResourceName"))),),
+                    )
+                )
+
+
+def check_fallback_presence(
+    clusters: Iterable[ResolvedCluster], tiers: Iterable[GpuTier], problems: list[Diagnostic]
+) -> None:
+    """A fallback must select devices in at least one cluster where its tier is used (in the
+    others it is simply left out of the claims)."""
+    clusters, tiers = list(clusters), list(tiers)
+    names = {t.name for t in tiers}
+    for tier in tiers:
+        where = [c for c in clusters if any(g.tier == tier.name for g in c.guarantees)]
+        if not where:
+            continue
+        for index, fallback in enumerate(tier.spec.fallbacks):
+            if fallback not in names or fallback == tier.name:
+                continue
+            if not any(fallback in {t.name for t in c.tiers} for c in where):
+                problems.append(
+                    Diagnostic(
+                        "GF222",
+                        f"tier {tier.name!r} falls back to {fallback!r}, which selects no device "
+                        f"in the clusters where {tier.name!r} is used "
+                        f"({', '.join(c.name for c in where)})",
+                        tier.source.span(("spec", "fallbacks", index)),
+                        ("widen the fallback tier's selector, or remove the fallback",),
                     )
                 )
