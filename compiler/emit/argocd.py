@@ -8,10 +8,20 @@ from compiler.model.policy import Fleet
 ARGOCD_DIR = "argocd"
 CLUSTER_KINDS = (
     ("resource.k8s.io", "DeviceClass"),
+    ("resource.k8s.io", "DeviceTaintRule"),
     ("scheduling.k8s.io", "PriorityClass"),
     ("", "Namespace"),
+    ("kueue.x-k8s.io", "ResourceFlavor"),
+    ("kueue.x-k8s.io", "Cohort"),
+    ("kueue.x-k8s.io", "ClusterQueue"),
+    ("kueue.x-k8s.io", "WorkloadPriorityClass"),
 )
-NAMESPACED_KINDS = (("", "ResourceQuota"), ("resource.k8s.io", "ResourceClaimTemplate"))
+NAMESPACED_KINDS = (
+    ("", "ResourceQuota"),
+    ("", "LimitRange"),
+    ("resource.k8s.io", "ResourceClaimTemplate"),
+    ("kueue.x-k8s.io", "LocalQueue"),
+)
 
 
 def argocd_manifests(fleet: Fleet | None, clusters: list[str]) -> list[Manifest]:

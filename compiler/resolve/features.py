@@ -43,8 +43,8 @@ def feature_uses(cluster: ResolvedCluster) -> list[Use]:
                 Use(
                     Feature.PRIORITIZED_LIST,
                     fallen.source.span(("spec", "fallbacks")),
-                    f"tier {fallen.name!r}'s fallbacks ({', '.join(kept)}) in team "
-                    f"{guarantee.team.name!r}'s claim templates",
+                    f"the fallbacks ({', '.join(kept)}) of tier {fallen.name!r} in the claim "
+                    f"templates of team {guarantee.team.name!r}",
                 )
             )
     holders = {g.team.name for g in cluster.guarantees}
@@ -54,7 +54,7 @@ def feature_uses(cluster: ResolvedCluster) -> list[Use]:
                 Use(
                     Feature.DEVICE_TOLERATIONS,
                     team.source.span(("spec", "tolerations")),
-                    f"team {team.name!r}'s device tolerations",
+                    f"the device tolerations of team {team.name!r}",
                 )
             )
     for taint in cluster.taints:
@@ -80,7 +80,7 @@ def feature_uses(cluster: ResolvedCluster) -> list[Use]:
                 Use(
                     Feature.EXTENDED_RESOURCE,
                     tier.tier.source.span(("spec", "extendedResourceName")),
-                    f"tier {tier.name!r}'s extendedResourceName",
+                    f"the extendedResourceName of tier {tier.name!r}",
                 )
             )
     if cluster.cluster.spec.kubelet.memory_qos:
