@@ -55,10 +55,10 @@ def test_over_committed_fleet_exits_1_naming_the_teams(
     out = tmp_path / "out"
     code, _, err = run_cli("check", "--policies", policy_copy)
     assert code == 1
-    assert "error[GF401]: cluster prod-west: tier training" in err
-    assert "shortfall 10" in err
+    assert "error[GF401]: cluster prod-west: tiers large-memory, training" in err
+    assert "shortfall 2" in err
     assert "team ml-research guarantees 90 x training" in err
-    assert "team vision guarantees 16 x training" in err
+    assert "team vision guarantees 8 x large-memory" in err
     assert "ml-research.yaml:11:7" in err
     assert "Traceback" not in err
     assert not out.exists()
@@ -126,4 +126,5 @@ def test_github_format_annotates_file_and_line(run_cli: Run, policy_copy: Path) 
     team.write_text(team.read_text().replace("tier: general", "tier: generl"))
     code, _, err = run_cli("check", "--policies", policy_copy, "--format", "github")
     assert code == 1
-    assert err.startswith("::error file=") and ",line=15,col=" in err and "GF202" in err
+    errors = [line for line in err.splitlines() if line.startswith("::error file=")]
+    assert ",line=15,col=" in errors[0] and "GF202" in errors[0]

@@ -148,7 +148,7 @@ def test_preemption_follows_the_ladder(compiled_example: Compiled) -> None:
     assert preemption(teams["ml-research"], ladder) == {
         "reclaim_within_cohort": "Any",
         "within_cluster_queue": "LowerPriority",
-        "borrow_threshold": 100,  # borrowers may preempt only `batch`, the level that never preempts
+        "borrow_threshold": 100,  # borrowers preempt only `batch`, the level that never preempts
     }
     # data-science may only use `batch`, which never preempts
     assert preemption(teams["data-science"], ladder)["within_cluster_queue"] == "Never"
