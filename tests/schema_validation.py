@@ -5,6 +5,8 @@ and `x-kubernetes-validations` CEL rules evaluated with compiler.cel."""
 from __future__ import annotations
 
 import copy
+import json
+import re
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -12,6 +14,7 @@ from typing import Any
 import jsonschema
 import kubernetes_validate
 import yaml
+from referencing import Registry, Resource
 
 from compiler.cel import compile_expression
 
@@ -38,11 +41,20 @@ class CelRuleViolation(ValueError):
 @cache
 def crd_schema(group: str, kind: str, version: str) -> dict[str, Any]:
     """The openAPIV3Schema of one served version of a vendored CRD."""
-    crd = yaml.safe_load((SCHEMAS / CRD_FILES[group, kind]).read_text())
+    crd = yaml.load((SCHEMAS / CRD_FILES[group, kind]).read_text(), Loader=yaml.CSafeLoader)
     for served in crd["spec"]["versions"]:
         if served["name"] == version and served.get("served", True):
             return dict(served["schema"]["openAPIV3Schema"])
     raise KeyError(f"{group}/{version} {kind} is not in the vendored CRD")
+
+
+@cache
+def crd_validator(group: str, kind: str, version: str) -> Any:
+    """A validator of one CRD version's schema, checked and built once."""
+    schema = crd_schema(group, kind, version)
+    cls = jsonschema.validators.validator_for(schema)
+    cls.check_schema(schema)
+    return cls(schema)
 
 
 def with_defaults(value: Any, schema: dict[str, Any]) -> Any:
@@ -96,12 +108,47 @@ def check_cel_rules(value: Any, schema: dict[str, Any], path: str = "") -> int:
     return count
 
 
+BUILTIN_SCHEMAS = Path(kubernetes_validate.__file__).parent / "kubernetes-json-schema"
+
+
+@cache
+def _definitions(version: str) -> Resource:  # type: ignore[type-arg]
+    text = (BUILTIN_SCHEMAS / f"v{version}.0-local-strict" / "_definitions.json").read_text()
+    return Resource.from_contents(json.loads(text))
+
+
+@cache
+def builtin_validator(version: str, api_version: str, kind: str) -> Any:
+    """A strict validator for one built-in kind of one Kubernetes version, built once.
+
+    The same schema files and resolution as kubernetes_validate.validate(strict=True), which
+    re-reads the large definitions file on every call."""
+    group_version = re.sub(r"^([^./]*)(?:\.[^/]*)?/", r"\1-", api_version)
+    path = BUILTIN_SCHEMAS / f"v{version}.0-local-strict" / f"{kind.lower()}-{group_version}.json"
+    if not path.exists():
+        raise kubernetes_validate.SchemaNotFoundError(
+            version=version, kind=kind, api_version=api_version
+        )
+    schema = json.loads(path.read_text())
+    registry = Resource.from_contents(schema) @ (_definitions(version) @ Registry())
+    return jsonschema.validators.Draft202012Validator(schema, registry=registry)
+
+
+def validate_builtin(obj: dict[str, Any], kubernetes_version: str) -> None:
+    """kubernetes_validate.validate(obj, version, strict=True), with cached validators."""
+    validator = builtin_validator(kubernetes_version, obj["apiVersion"], obj["kind"])
+    try:
+        validator.validate(obj)
+    except jsonschema.ValidationError as error:
+        raise kubernetes_validate.ValidationError(error, version=kubernetes_version) from None
+
+
 def validate_object(obj: dict[str, Any], kubernetes_version: str) -> None:
     """Raise if `obj` is not valid for its API (strict: unknown fields are errors)."""
     group, _, version = obj["apiVersion"].rpartition("/")
     if (group, obj["kind"]) in CRD_FILES:
         schema = crd_schema(group, obj["kind"], version)
-        jsonschema.validate(obj, schema)
+        crd_validator(group, obj["kind"], version).validate(obj)
         check_cel_rules(with_defaults(obj, schema), schema)
         return
-    kubernetes_validate.validate(obj, f"{kubernetes_version}.0", strict=True)
+    validate_builtin(obj, kubernetes_version)

@@ -15,7 +15,7 @@ from compiler.diagnostics import CompileError
 from compiler.model.policy import KUBERNETES_VERSIONS
 from compiler.pipeline import Compiled, compile_policies
 from compiler.versions import TARGETS, Feature, Gated, earliest, target
-from tests.schema_validation import validate_object
+from tests.schema_validation import validate_builtin, validate_object
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "versions"
 FIXTURE_VERSIONS = ("1.32", "1.33", "1.34", "1.35")
@@ -102,7 +102,7 @@ def test_example_objects_are_valid_for_their_cluster_versions(compiled_example: 
 
 def _served_in(obj: dict[str, Any], version: str) -> bool:
     try:
-        kubernetes_validate.validate(obj, f"{version}.0", strict=True)
+        validate_builtin(obj, version)
     except kubernetes_validate.SchemaNotFoundError:
         return False
     return True
@@ -143,7 +143,7 @@ def test_request_shape_follows_the_version(compiled_version: tuple[str, Compiled
     broken = {**template}
     broken["spec"] = {"spec": {"devices": {"requests": [other]}}}
     with pytest.raises(kubernetes_validate.ValidationError):
-        kubernetes_validate.validate(broken, f"{version}.0", strict=True)
+        validate_builtin(broken, version)
 
 
 def test_gated_features_are_reported_with_their_gates(
