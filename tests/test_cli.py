@@ -126,7 +126,8 @@ def test_github_format_annotates_file_and_line(run_cli: Run, policy_copy: Path) 
     team.write_text(team.read_text().replace("tier: general", "tier: generl"))
     code, _, err = run_cli("check", "--policies", policy_copy, "--format", "github")
     assert code == 1
-    assert err.startswith("::error file=") and ",line=15,col=" in err and "GF202" in err
+    errors = [line for line in err.splitlines() if line.startswith("::error file=")]
+    assert ",line=15,col=" in errors[0] and "GF202" in errors[0]
 
 
 def test_explain_prints_capacity_per_tier_and_pool(run_cli: Run) -> None:

@@ -21,16 +21,25 @@ def objects(compiled: Compiled) -> list[tuple[str, dict]]:  # type: ignore[type-
     found = [
         (path, yaml.safe_load(text))
         for path, text in compiled.tree.items()
-        if path.endswith(".yaml") and not path.endswith("kustomization.yaml")
+        if path.endswith(".yaml")
+        and not path.endswith("kustomization.yaml")
+        and "/kueue-config/" not in path
     ]
     return [(path, obj) for path, obj in found if "apiVersion" in obj]
+
+
+def version_of(compiled: Compiled, path: str) -> str:
+    """The Kubernetes version of the cluster a path belongs to (argocd/ files: any)."""
+    versions = {c.name: c.cluster.spec.kubernetes_version for c in compiled.fleet.clusters}
+    parts = path.split("/")
+    return versions[parts[1]] if parts[0] == "clusters" else KUBERNETES_VERSION
 
 
 def test_every_emitted_object_validates_strictly(compiled_example: Compiled) -> None:
     found = objects(compiled_example)
     assert len(found) > 40
     for path, obj in found:
-        validate_object(obj, KUBERNETES_VERSION)
+        validate_object(obj, version_of(compiled_example, path))
         assert obj["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "gpufleet", path
         assert "#" in obj["metadata"]["annotations"][SOURCE_ANNOTATION], path
 

@@ -52,7 +52,9 @@ def test_every_mig_capable_node_gets_a_known_config(compiled_example: Compiled) 
     labels = node_labels(compiled_example, "prod-east")
     assert len(labels) == 16  # the h100 pool; h200 and l40s do not allow MIG
     assert set(labels.values()) <= set(mig_parted(compiled_example, "prod-east")["mig-configs"])
-    assert Counter(labels.values()) == {"all-disabled": 12, "all-2x3g.40gb": 4}
+    counts = Counter(labels.values())
+    assert set(counts) == {"all-disabled", "all-2x3g.40gb"}
+    assert counts["all-2x3g.40gb"] * 16 >= 52  # llm-serving's 52 slices of 3g.40gb
 
 
 def mig_nodes(compiled: Compiled) -> set[str]:

@@ -33,11 +33,14 @@ def test_a_guarantee_change_from_check_to_diff_to_compile(
     objects = re.findall(r"^# ([\w-]+): (added|changed|removed) (.+)$", diff, re.MULTILINE)
     assert sorted(objects) == [
         ("fleet", "changed", "report"),
+        ("prod-east", "changed", "ClusterQueue ml-research"),  # Kueue: nominal quota
+        ("prod-east", "changed", "Cohort prod-east"),  # Kueue: the cohort's headroom
         ("prod-east", "changed", "plan prod-east"),
         ("prod-west", "changed", "plan prod-west"),
     ]
-    assert diff.startswith("# prod-east: 1 changed\n# prod-west: 1 changed\n# fleet: 1 changed\n")
-    assert '-      "guaranteed": 64,\n-      "headroom": 64,\n+      "guaranteed": 56,\n' in diff
+    assert diff.startswith("# prod-east: 3 changed\n# prod-west: 1 changed\n# fleet: 1 changed\n")
+    assert "-              nominalQuota: 64\n-              borrowingLimit: 32\n" in diff
+    assert '-      "guaranteed": 64,\n-      "headroom": 56,\n+      "guaranteed": 56,\n' in diff
     assert '-      "b200/gpu": 64\n+      "b200/gpu": 56\n' in diff
     assert "-| ml-research | training (10000), batch (100) | prod-east | ml-research" in diff
 
@@ -50,6 +53,8 @@ def test_a_guarantee_change_from_check_to_diff_to_compile(
     after = snapshot_tree(repo / "out")
     assert hand_made.read_text() == "kept by hand\n"
     assert {p for p in after if after[p] != before.get(p)} == {
+        "clusters/prod-east/_cluster/clusterqueue_ml-research.yaml",
+        "clusters/prod-east/_cluster/cohort_prod-east.yaml",
         "plan/prod-east.json",
         "plan/prod-west.json",
         "report.md",

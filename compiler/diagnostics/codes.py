@@ -1,7 +1,8 @@
 """The registry of diagnostic codes: one place, stable numbers, one line of meaning each.
 
 Ranges: GF0xx internal, GF1xx input (exit 2), GF2xx policy semantics (exit 1),
-GF3xx device selection (CEL), GF4xx feasibility, GF5xx output.
+GF3xx device selection (CEL), GF4xx feasibility, GF5xx output, GF6xx warnings about
+feature gates and versions.
 """
 
 from __future__ import annotations
@@ -103,6 +104,56 @@ CODES: dict[str, Code] = _codes(
     Code("GF215", "no-such-device", E, EXIT_POLICY, "a node or device index outside the pool"),
     Code("GF216", "node-names", E, EXIT_POLICY, "a pool's nodeNames format cannot name its nodes"),
     Code("GF217", "untolerated-taint", W, EXIT_OK, "a device taint that no team tolerates"),
+    Code(
+        "GF220",
+        "feature-unavailable",
+        E,
+        EXIT_POLICY,
+        "the policy uses a feature the cluster's Kubernetes version does not have",
+    ),
+    Code("GF221", "unknown-fallback", E, EXIT_POLICY, "a tier's fallback is not another tier"),
+    Code(
+        "GF222",
+        "fallback-not-in-cluster",
+        E,
+        EXIT_POLICY,
+        "a fallback tier selects no device in a cluster where its tier is used",
+    ),
+    Code(
+        "GF223",
+        "time-slice-interval",
+        E,
+        EXIT_POLICY,
+        "timeSliceInterval without TimeSlicing, or on MIG devices (which have none)",
+    ),
+    Code(
+        "GF224",
+        "sharing-unsupported",
+        E,
+        EXIT_POLICY,
+        "a shared tier on another driver than NVIDIA's, or over both MIG and whole GPUs",
+    ),
+    Code(
+        "GF225",
+        "extended-resource-conflict",
+        E,
+        EXIT_POLICY,
+        "two tiers of a cluster map the same extended resource name",
+    ),
+    Code(
+        "GF226",
+        "kubelet-reservation",
+        E,
+        EXIT_POLICY,
+        "kubelet reservations and eviction threshold leave a node nothing allocatable",
+    ),
+    Code(
+        "GF227",
+        "kueue-limits",
+        E,
+        EXIT_POLICY,
+        "a team's ClusterQueue would break a Kueue limit (resource groups, flavors)",
+    ),
     Code("GF301", "cel-invalid", E, EXIT_INPUT, "a CEL selector does not compile or type-check"),
     Code(
         "GF302",
@@ -137,5 +188,26 @@ CODES: dict[str, Code] = _codes(
         E,
         EXIT_POLICY,
         "an admission policy could exceed the API server's CEL cost limits",
+    ),
+    Code(
+        "GF600",
+        "feature-gated",
+        W,
+        EXIT_OK,
+        "the policy uses a feature that is off by default in the cluster's Kubernetes version",
+    ),
+    Code(
+        "GF601",
+        "fallback-without-quota",
+        W,
+        EXIT_OK,
+        "a fallback left out of a team's claim templates: the namespace holds no quota for it",
+    ),
+    Code(
+        "GF602",
+        "kueue-prioritized-list",
+        W,
+        EXIT_OK,
+        "Kueue's DRA accounting does not admit claims with prioritized alternatives",
     ),
 )

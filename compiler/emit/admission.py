@@ -18,15 +18,15 @@ from compiler.emit.admission_claims import admin_access, device_tolerations, tie
 from compiler.emit.admission_cost import policy_cost
 from compiler.emit.admission_rules import Entitlements, PolicyRule
 from compiler.emit.admission_workloads import dra_only, priority_entitlement
-from compiler.emit.dra import claim_templates
+from compiler.emit.claims import claim_templates
 from compiler.emit.manifest import MANAGED_BY, SOURCE_ANNOTATION, SYNC_WAVE, Manifest
-from compiler.emit.namespaces import TEAM_LABEL, WAVE_QUOTAS
+from compiler.emit.namespaces import TEAM_LABEL
+from compiler.emit.waves import WAVES
 from compiler.model.fleet import FleetSpec
 from compiler.model.policy import Fleet, PriorityLadder, Team
 from compiler.resolve import ResolvedCluster
 
 ADMISSION_API = "admissionregistration.k8s.io/v1"
-WAVE_POLICIES, WAVE_BINDINGS = -3, -2
 RULE_FAMILIES = (tier_entitlement, priority_entitlement, dra_only, device_tolerations, admin_access)
 DEFAULT_DEVICE_PLUGIN_RESOURCES: list[str] = list(
     FleetSpec.model_fields["device_plugin_resources"].default
@@ -133,7 +133,10 @@ def _policy(cluster: str, rule: PolicyRule, sources: str) -> Manifest:
         template="validatingadmissionpolicy.yaml.j2",
         values={"api_version": ADMISSION_API, "rule": rule},
         cluster=cluster,
-        annotations={SOURCE_ANNOTATION: sources, SYNC_WAVE: str(WAVE_POLICIES)},
+        annotations={
+            SOURCE_ANNOTATION: sources,
+            SYNC_WAVE: str(WAVES["ValidatingAdmissionPolicy"]),
+        },
     )
 
 
@@ -149,7 +152,10 @@ def _binding(cluster: str, policy: str, sources: str) -> Manifest:
             "required_label": TEAM_LABEL,
         },
         cluster=cluster,
-        annotations={SOURCE_ANNOTATION: sources, SYNC_WAVE: str(WAVE_BINDINGS)},
+        annotations={
+            SOURCE_ANNOTATION: sources,
+            SYNC_WAVE: str(WAVES["ValidatingAdmissionPolicyBinding"]),
+        },
     )
 
 
@@ -175,7 +181,7 @@ def priority_quotas(cluster: ResolvedCluster, ladder: PriorityLadder | None) -> 
                     labels={TEAM_LABEL: team.name},
                     annotations={
                         SOURCE_ANNOTATION: f"{team.source.origin}#priorities",
-                        SYNC_WAVE: str(WAVE_QUOTAS),
+                        SYNC_WAVE: str(WAVES["ResourceQuota"]),
                     },
                 )
             )

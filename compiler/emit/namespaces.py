@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from compiler.emit.manifest import Manifest, provenance
+from compiler.emit.waves import WAVES
 from compiler.resolve import ResolvedCluster
 
-WAVE_NAMESPACES = -2
-WAVE_QUOTAS = -1
+WAVE_NAMESPACES = WAVES["Namespace"]
+WAVE_QUOTAS = WAVES["ResourceQuota"]
 TEAM_LABEL = "gpufleet.dev/team"
 ADMIN_ACCESS_LABEL = "resource.kubernetes.io/admin-access"
 """Set (to "true") only on the namespaces of teams with `adminAccess`; DRA requires it."""
@@ -18,6 +19,22 @@ LEGACY_GPU_KEY = "requests.nvidia.com/gpu"
 def device_quota_key(device_class: str) -> str:
     """The ResourceQuota key that caps devices of one DeviceClass in a namespace."""
     return f"{device_class}.deviceclass.resource.k8s.io/devices"
+
+
+def extended_resource_keys(cluster: ResolvedCluster, limits: dict[str, int]) -> dict[str, str]:
+    """Quota keys of tiers that serve a legacy extended resource (DRAExtendedResource): the
+    mapped name and the class's implicit `deviceclass.resource.kubernetes.io/<class>`, both at
+    the namespace's limit for the tier (0 when it holds none). Overrides the device-plugin 0
+    when a tier takes over `nvidia.com/gpu`."""
+    keys = {}
+    for tier in cluster.tiers:
+        name = tier.tier.spec.extended_resource_name
+        if name is None:
+            continue
+        value = str(limits.get(tier.name, 0))
+        keys[f"requests.{name}"] = value
+        keys[f"requests.deviceclass.resource.kubernetes.io/{tier.name}"] = value
+    return keys
 
 
 def namespaces(cluster: ResolvedCluster) -> list[Manifest]:
@@ -52,6 +69,7 @@ def resource_quotas(cluster: ResolvedCluster) -> list[Manifest]:
             for driver_class in DRIVER_CLASSES.get(cluster.cluster.spec.driver, ()):
                 hard[device_quota_key(driver_class)] = "0"
             hard[LEGACY_GPU_KEY] = "0"
+            hard.update(extended_resource_keys(cluster, limits))
             manifests.append(
                 Manifest(
                     kind="ResourceQuota",

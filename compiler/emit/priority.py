@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from compiler.emit.manifest import Manifest, provenance
+from compiler.emit.waves import WAVES
 from compiler.model.policy import PriorityLadder
 
-WAVE_PRIORITIES = -3
+WAVE_PRIORITIES = WAVES["PriorityClass"]
 
 
 def priority_classes(cluster: str, ladder: PriorityLadder | None) -> list[Manifest]:

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 from compiler.emit.admission import admission_manifests
 from compiler.emit.argocd import argocd_manifests
-from compiler.emit.dra import claim_templates, device_classes
+from compiler.emit.claims import claim_templates
+from compiler.emit.dra import device_classes
+from compiler.emit.kueue import kueue_config, kueue_manifests
 from compiler.emit.manifest import Manifest
 from compiler.emit.namespaces import namespaces, resource_quotas
 from compiler.emit.node_config import node_config
 from compiler.emit.priority import priority_classes
+from compiler.emit.qos import kubelet_dropins, namespace_qos
 from compiler.emit.render import render
+from compiler.emit.taints import device_taint_rules
 from compiler.resolve import ResolvedCluster, ResolvedFleet
 from compiler.solve import ClusterPlan
 
@@ -23,6 +27,8 @@ def cluster_manifests(cluster: ResolvedCluster, fleet: ResolvedFleet) -> list[Ma
         *resource_quotas(cluster),
         *claim_templates(cluster),
         *admission_manifests(cluster, fleet.fleet, fleet.ladder),
+        *namespace_qos(cluster),
+        *device_taint_rules(cluster),
     ]
     return sorted(manifests, key=lambda m: m.path)
 
@@ -45,8 +51,18 @@ def build_tree(fleet: ResolvedFleet, plans: list[ClusterPlan]) -> dict[str, str]
     plan_of = {plan.cluster: plan for plan in plans}
     synced: list[str] = []
     for cluster in fleet.clusters:
+        plan = plan_of[cluster.name]
         manifests = cluster_manifests(cluster, fleet)
-        for manifest in [*manifests, *node_config(cluster, plan_of[cluster.name])]:
+        queues = kueue_manifests(cluster, plan, fleet.ladder)
+        manifests = sorted([*manifests, *queues], key=lambda m: m.path)
+        unsynced = dict(kubelet_dropins(cluster))
+        config = kueue_config(cluster)
+        if config is not None:
+            unsynced[config[0]] = config[1]
+        unsynced.update((m.path, m) for m in node_config(cluster, plan))
+        for path, manifest in unsynced.items():
+            tree[path] = render(manifest)
+        for manifest in manifests:
             tree[manifest.path] = render(manifest)
         synced += [tree[m.path] for m in manifests]
         tree[f"clusters/{cluster.name}/kustomization.yaml"] = render(

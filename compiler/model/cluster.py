@@ -41,8 +41,9 @@ class Kubelet(Strict):
     kube_reserved: Resources = Resources()
     eviction_hard_memory: Quantity | None = None
     """`evictionHard: {memory.available: ...}`; kubelet's default is 100Mi."""
-    memory_qos: bool = False
-    memory_throttling_factor: float = 0.9
+    memory_qos: Annotated[bool, Field(alias="memoryQoS")] = False
+    memory_throttling_factor: Annotated[float, Field(gt=0, le=1)] = 0.9
+    """memory.high = requests + factor x (limit - requests); the kubelet takes (0, 1]."""
 
 
 class Kueue(Strict):

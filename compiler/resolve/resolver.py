@@ -6,11 +6,19 @@ from compiler.catalog import Catalog
 from compiler.diagnostics import CompileError, Diagnostic, Severity
 from compiler.model import Policies
 from compiler.model.policy import Team
+from compiler.resolve.features import check_fallback_quotas, check_features
 from compiler.resolve.fleet import ResolvedCluster, ResolvedFleet, TierInCluster
+from compiler.resolve.kubelet import check_kubelet
+from compiler.resolve.kueue import check_kueue
 from compiler.resolve.ladder import check_ladder
 from compiler.resolve.pools import resolve_pools
 from compiler.resolve.taints import resolve_taints
 from compiler.resolve.teams import check_team, team_guarantees
+from compiler.resolve.tier_options import (
+    check_cluster_tier_options,
+    check_fallback_presence,
+    check_tier_options,
+)
 from compiler.resolve.tiers import check_tier, tier_in_cluster
 
 
@@ -19,6 +27,8 @@ def resolve(policies: Policies, catalog: Catalog) -> ResolvedFleet:
     problems: list[Diagnostic] = []
     check_ladder(policies.ladder, problems)
     usable_tiers = [t for t in policies.tiers if check_tier(t, catalog, problems)]
+    check_tier_options(policies.tiers, problems)
+    cluster_warnings: list[Diagnostic] = []
     cluster_names = {c.name for c in policies.clusters}
     tier_names = {t.name for t in policies.tiers}
     owners: dict[str, Team] = {}
@@ -56,7 +66,13 @@ def resolve(policies: Policies, catalog: Catalog) -> ResolvedFleet:
                 taints,
             )
         )
+        check_cluster_tier_options(clusters[-1], problems)
+        check_kubelet(clusters[-1], problems)
+        check_kueue(clusters[-1], problems)
+        check_features(clusters[-1], problems, cluster_warnings)
+        check_fallback_quotas(clusters[-1], cluster_warnings)
 
+    check_fallback_presence(clusters, policies.tiers, problems)
     for tier in usable_tiers:
         if tier.name not in matched_anywhere | failed:
             problems.append(
@@ -107,6 +123,7 @@ def resolve(policies: Policies, catalog: Catalog) -> ResolvedFleet:
         for t in c.taints
         if t.blocks_scheduling and not t.tolerated_by
     )
+    warnings.extend(cluster_warnings)
     errors = [p for p in problems if p.severity is Severity.ERROR]
     if errors:
         raise CompileError([*errors, *warnings])

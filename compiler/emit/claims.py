@@ -1,0 +1,91 @@
+"""ResourceClaimTemplates per team namespace x tier: one device, and the team's gang shape.
+
+Each template asks for the tier's DeviceClass (or, when the tier lists fallbacks, for the
+first available of the tier and its fallbacks), tolerates the cluster's device taints the
+team may tolerate, keeps a gang on devices sharing the tier's match attribute, and passes
+the NVIDIA driver the sharing configuration of a shared tier. The request shape follows the
+target version: flat requests on resource.k8s.io/v1beta1, `exactly` / `firstAvailable` after.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from compiler.emit.manifest import Manifest, provenance
+from compiler.emit.waves import WAVES
+from compiler.resolve import Guarantee, ResolvedCluster, TierInCluster
+from compiler.resolve.claims import cluster_tolerations, usable_fallbacks
+from compiler.versions import target
+
+WAVE_CLAIMS = WAVES["ResourceClaimTemplate"]
+REQUEST = "gpu"
+NVIDIA_CONFIG_API = "resource.nvidia.com/v1beta1"
+
+
+def sharing_config(tier: TierInCluster, request: str, driver: str) -> dict[str, Any] | None:
+    """The opaque driver config of a shared tier (NVIDIA GpuConfig / MigDeviceConfig)."""
+    spec = tier.tier.spec
+    if spec.sharing == "Exclusive":
+        return None
+    mig = all(kind.is_mig for kind in tier.kinds)
+    return {
+        "request": request,
+        "driver": driver,
+        "api_version": NVIDIA_CONFIG_API,
+        "kind": "MigDeviceConfig" if mig else "GpuConfig",
+        "strategy": spec.sharing,
+        "interval": spec.time_slice_interval,
+    }
+
+
+def _template(cluster: ResolvedCluster, guarantee: Guarantee, count: int, gang: bool) -> Manifest:
+    row = target(cluster.cluster.spec.kubernetes_version)
+    driver = cluster.cluster.spec.driver
+    tier = cluster.tier(guarantee.tier)
+    fallbacks, _ = usable_fallbacks(cluster, guarantee)
+    alternatives = [tier, *(cluster.tier(name) for name in fallbacks)]
+    prioritized = len(alternatives) > 1
+    configs = [
+        config
+        for alt in alternatives
+        if (
+            config := sharing_config(
+                alt, f"{REQUEST}/{alt.name}" if prioritized else REQUEST, driver
+            )
+        )
+    ]
+    tolerations = [
+        t.model_dump(by_alias=True, exclude_none=True)
+        for t in cluster_tolerations(cluster, guarantee.team.spec.tolerations)
+    ]
+    name = f"{tier.name}-x{count}" if gang else tier.name
+    return Manifest(
+        kind="ResourceClaimTemplate",
+        name=name,
+        template="resourceclaimtemplate.yaml.j2",
+        values={
+            "api_version": row.dra_api,
+            "flat": row.flat_requests,
+            "request": REQUEST,
+            "alternatives": [{"name": a.name, "device_class": a.name} for a in alternatives],
+            "prioritized": prioritized,
+            "count": count,
+            "tolerations": tolerations,
+            "match_attribute": tier.tier.spec.gang_match_attribute if gang else None,
+            "configs": configs,
+        },
+        cluster=cluster.name,
+        namespace=guarantee.namespace,
+        labels={"gpufleet.dev/team": guarantee.team.name, "gpufleet.dev/tier": tier.name},
+        annotations=provenance(guarantee.team.source.origin, f"quotas[{tier.name}]", WAVE_CLAIMS),
+    )
+
+
+def claim_templates(cluster: ResolvedCluster) -> list[Manifest]:
+    """For each guarantee: a one-device template, and a gang template when gang > 1."""
+    manifests = []
+    for guarantee in cluster.guarantees:
+        manifests.append(_template(cluster, guarantee, 1, gang=False))
+        if guarantee.gang > 1:
+            manifests.append(_template(cluster, guarantee, guarantee.gang, gang=True))
+    return manifests

@@ -1,0 +1,129 @@
+"""The quota arithmetic of Kueue's queues, as plain numbers (rendered by emit.kueue).
+
+A team's ClusterQueue gets, per tier it holds, `nominalQuota` = its guarantees and
+`borrowingLimit` = its limits minus its guarantees (0 when it may not borrow: a missing
+borrowingLimit would mean unlimited). CPU and memory follow from the tiers' host shares.
+The cluster's root cohort holds the headroom the solver left (capacity minus guarantees) so
+borrowers can use it; per flavor, the cohort's and the queues' nominal quotas add up to at
+most the solved capacity, and devices two tiers share are offered once (headroom_owners).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+from compiler.model.policy import Team
+from compiler.resolve import ResolvedCluster
+from compiler.resolve.host import ZERO, HostShare, allocatable, host_share
+from compiler.resolve.kueue import HOST_FLAVOR, tier_resource
+from compiler.solve import ClusterPlan
+
+
+@dataclass(frozen=True)
+class Quota:
+    """One resource of one flavor: nominal quota and (for queues) the borrowing limit."""
+
+    resource: str
+    nominal: Fraction
+    borrowing_limit: Fraction | None = None
+
+
+@dataclass(frozen=True)
+class Group:
+    """A resource group with its one flavor."""
+
+    flavor: str
+    quotas: tuple[Quota, ...]
+
+    @property
+    def covered(self) -> tuple[str, ...]:
+        """The group's coveredResources."""
+        return tuple(q.resource for q in self.quotas)
+
+
+def _host_group(nominal: HostShare, borrowing: HostShare | None) -> Group:
+    return Group(
+        HOST_FLAVOR,
+        (
+            Quota("cpu", nominal.cpu, borrowing.cpu if borrowing else None),
+            Quota("memory", nominal.memory, borrowing.memory if borrowing else None),
+        ),
+    )
+
+
+def team_groups(cluster: ResolvedCluster, team: Team) -> list[Group]:
+    """The resource groups of a team's ClusterQueue (empty when it holds no quota here)."""
+    held: dict[str, tuple[int, int]] = {}
+    for g in cluster.guarantees:
+        if g.team is team:
+            guaranteed, limit = held.get(g.tier, (0, 0))
+            held[g.tier] = (guaranteed + g.count, limit + g.limit)
+    if not held:
+        return []
+    groups = []
+    nominal_host, borrow_host = ZERO, ZERO
+    for tier, (guaranteed, limit) in sorted(held.items()):
+        groups.append(
+            Group(
+                tier,
+                (Quota(tier_resource(tier), Fraction(guaranteed), Fraction(limit - guaranteed)),),
+            )
+        )
+        share = host_share(cluster, cluster.tier(tier))
+        nominal_host += share * guaranteed
+        borrow_host += share * (limit - guaranteed)
+    groups.append(_host_group(nominal_host, borrow_host))
+    return groups
+
+
+def headroom_owners(cluster: ResolvedCluster) -> dict[str, list[str]]:
+    """Which tier offers the solved headroom of the devices it shares with other tiers.
+
+    Tiers that select a common device kind form a group. When one tier of a group selects
+    every kind the group does, its capacity is the group's, so the group's free devices are
+    its capacity minus every guarantee of the group: that tier offers them (the first by
+    name when several do). A group with no such tier offers none. Maps owner -> the group's tiers.
+    """
+    kinds = {t.name: {k.key for k in t.kinds} for t in cluster.tiers}
+    groups: list[set[str]] = []
+    for name in sorted(kinds):
+        joined = [g for g in groups if any(kinds[name] & kinds[other] for other in g)]
+        merged = {name}.union(*joined)
+        groups = [g for g in groups if g not in joined] + [merged]
+    owners: dict[str, list[str]] = {}
+    for group in groups:
+        union = set().union(*(kinds[n] for n in group))
+        broadest = sorted(
+            (n for n in group if kinds[n] == union), key=lambda n: (-len(kinds[n]), n)
+        )
+        if broadest:
+            owners[broadest[0]] = sorted(group)
+    return owners
+
+
+def cohort_groups(cluster: ResolvedCluster, plan: ClusterPlan) -> list[Group]:
+    """The root cohort's resource groups: the solved headroom of each tier, and the host
+    resources no queue's nominal quota claims."""
+    owners = headroom_owners(cluster)
+    solved = {t.tier: t for t in plan.tiers}
+    groups = []
+    for tier in cluster.tiers:
+        members = owners.get(tier.name, [])
+        promised = sum(solved[m].guaranteed for m in members)
+        headroom = max(0, solved[tier.name].capacity - promised) if members else 0
+        groups.append(Group(tier.name, (Quota(tier_resource(tier.name), Fraction(headroom)),)))
+    kubelet = cluster.cluster.spec.kubelet
+    total = ZERO
+    for pool in cluster.pools:
+        total += allocatable(pool.pool, kubelet) * pool.pool.nodes
+    claimed = ZERO
+    for team in cluster.teams:
+        for group in team_groups(cluster, team):
+            if group.flavor == HOST_FLAVOR:
+                claimed += HostShare(group.quotas[0].nominal, group.quotas[1].nominal)
+    left = HostShare(
+        max(Fraction(0), total.cpu - claimed.cpu), max(Fraction(0), total.memory - claimed.memory)
+    )
+    groups.append(_host_group(left, None))
+    return groups

@@ -1,0 +1,189 @@
+"""Memory QoS: per team namespace a LimitRange and a host ResourceQuota, per node pool a
+kubelet drop-in.
+
+The host quota follows the device quota: a namespace may hold `limit` devices of each tier,
+so it may request that many devices' host shares (`requests.cpu`, `requests.memory`; with the
+guarantee alone, borrowing devices would leave their pods no CPU to run on). A team asking for
+Guaranteed QoS gets limits equal to requests (`limits.memory` = `requests.memory`, and a
+LimitRange that defaults limits to requests and forbids a memory limit above the request); a
+Burstable team may burst to the node's fair memory share per device.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+from compiler.emit.manifest import Manifest, provenance
+from compiler.emit.render import Block
+from compiler.emit.waves import WAVES
+from compiler.model.policy import Team
+from compiler.quantity import format_bytes, format_decimal
+from compiler.resolve import ResolvedCluster, TierInCluster
+from compiler.resolve.host import HostShare, fair_share, host_share
+from compiler.versions import Feature, target
+
+TEAM_LABEL = "gpufleet.dev/team"
+HOST_QUOTA = "gpufleet-host"
+LIMIT_RANGE = "gpufleet-defaults"
+KUBELET_DROPIN = "50-gpufleet.conf"
+
+
+@dataclass(frozen=True)
+class HostQuota:
+    """A namespace's host quota and container defaults, in cores and bytes."""
+
+    requests: HostShare
+    limits_memory: Fraction
+    default_request: HostShare
+    default_limit_memory: Fraction
+    guaranteed: bool
+
+
+def burst_memory(cluster: ResolvedCluster, tier: TierInCluster) -> Fraction:
+    """The memory one device's pods may burst to: the node's fair share, at least the request."""
+    return max(host_share(cluster, tier).memory, fair_share(cluster, tier).memory)
+
+
+def host_quota(cluster: ResolvedCluster, team: Team, namespace: str) -> HostQuota | None:
+    """The namespace's host quota, or None when it holds no device quota in the cluster."""
+    held = [g for g in cluster.guarantees if g.team is team and g.namespace == namespace]
+    if not held:
+        return None
+    tiers = [cluster.tier(g.tier) for g in held]
+    shares = [host_share(cluster, t) for t in tiers]
+    requests = HostShare(
+        sum((s.cpu * g.limit for s, g in zip(shares, held, strict=True)), Fraction(0)),
+        sum((s.memory * g.limit for s, g in zip(shares, held, strict=True)), Fraction(0)),
+    )
+    guaranteed = team.spec.memory_qos == "guaranteed"
+    bursts = [burst_memory(cluster, t) for t in tiers]
+    default_request = HostShare(min(s.cpu for s in shares), min(s.memory for s in shares))
+    return HostQuota(
+        requests=requests,
+        limits_memory=(
+            requests.memory
+            if guaranteed
+            else sum((b * g.limit for b, g in zip(bursts, held, strict=True)), Fraction(0))
+        ),
+        default_request=default_request,
+        default_limit_memory=default_request.memory if guaranteed else min(bursts),
+        guaranteed=guaranteed,
+    )
+
+
+def _cpu(value: Fraction) -> str:
+    return format_decimal(value)
+
+
+def namespace_qos(cluster: ResolvedCluster) -> list[Manifest]:
+    """A LimitRange and a host ResourceQuota per team namespace that holds device quota."""
+    manifests = []
+    for team in cluster.teams:
+        for namespace in team.spec.namespaces:
+            quota = host_quota(cluster, team, namespace)
+            if quota is None:
+                continue
+            common: dict[str, Any] = {
+                "cluster": cluster.name,
+                "namespace": namespace,
+                "labels": {TEAM_LABEL: team.name},
+            }
+            hard = {
+                "requests.cpu": _cpu(quota.requests.cpu),
+                "requests.memory": format_bytes(quota.requests.memory),
+                "limits.memory": format_bytes(quota.limits_memory),
+            }
+            manifests.append(
+                Manifest(
+                    kind="ResourceQuota",
+                    name=HOST_QUOTA,
+                    template="resourcequota.yaml.j2",
+                    values={"hard": dict(sorted(hard.items()))},
+                    annotations=provenance(team.source.origin, "memoryQoS", WAVES["ResourceQuota"]),
+                    **common,
+                )
+            )
+            default = {"memory": format_bytes(quota.default_limit_memory)}
+            if quota.guaranteed:
+                default["cpu"] = _cpu(quota.default_request.cpu)
+            manifests.append(
+                Manifest(
+                    kind="LimitRange",
+                    name=LIMIT_RANGE,
+                    template="limitrange.yaml.j2",
+                    values={
+                        "default_request": {
+                            "cpu": _cpu(quota.default_request.cpu),
+                            "memory": format_bytes(quota.default_request.memory),
+                        },
+                        "default": dict(sorted(default.items())),
+                        "max_ratio": {"memory": "1"} if quota.guaranteed else {},
+                    },
+                    annotations=provenance(team.source.origin, "memoryQoS", WAVES["LimitRange"]),
+                    **common,
+                )
+            )
+    return manifests
+
+
+def _decimal(value: float) -> Block:
+    """A float as a plain YAML number (shortest form that reads back the same)."""
+    text = repr(float(value))
+    float(text)  # a float repr is always a valid YAML float literal
+    return Block(text)
+
+
+def kubelet_dropins(cluster: ResolvedCluster) -> dict[str, Manifest]:
+    """Per node pool, a KubeletConfiguration drop-in (path below out/ -> manifest).
+
+    Written to node-config/, not synced: it goes into the kubelet's `--config-dir`
+    (drop-ins must end in .conf). Only pools of clusters whose kubelet settings differ from
+    the defaults get one.
+    """
+    kubelet = cluster.cluster.spec.kubelet
+    reservations = (kubelet.system_reserved, kubelet.kube_reserved)
+    if not (
+        kubelet.memory_qos
+        or kubelet.eviction_hard_memory is not None
+        or any(r.cpu is not None or r.memory is not None for r in reservations)
+    ):
+        return {}
+    row = target(cluster.cluster.spec.kubernetes_version)
+
+    def amounts(cpu: Fraction | None, memory: Fraction | None) -> dict[str, str]:
+        found = {}
+        if cpu is not None:
+            found["cpu"] = _cpu(cpu)
+        if memory is not None:
+            found["memory"] = format_bytes(memory)
+        return found
+
+    values = {
+        "memory_qos": kubelet.memory_qos,
+        "throttling_factor": _decimal(kubelet.memory_throttling_factor),
+        "reservation_policy": (
+            "TieredReservation"
+            if kubelet.memory_qos and row.has(Feature.MEMORY_RESERVATION_POLICY)
+            else None
+        ),
+        "system_reserved": amounts(kubelet.system_reserved.cpu, kubelet.system_reserved.memory),
+        "kube_reserved": amounts(kubelet.kube_reserved.cpu, kubelet.kube_reserved.memory),
+        "eviction_memory": (
+            None
+            if kubelet.eviction_hard_memory is None
+            else format_bytes(kubelet.eviction_hard_memory)
+        ),
+    }
+    files: dict[str, Manifest] = {}
+    for pool in cluster.pools:
+        manifest = Manifest(
+            kind="KubeletConfiguration",
+            name=pool.pool.name,
+            template="kubelet_dropin.yaml.j2",
+            values={**values, "cluster": cluster.name, "pool": pool.pool.name},
+            directory=f"clusters/{cluster.name}/node-config/kubelet/{pool.pool.name}",
+        )
+        files[f"{manifest.directory}/{KUBELET_DROPIN}"] = manifest
+    return files

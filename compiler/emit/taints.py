@@ -1,0 +1,103 @@
+"""DeviceTaintRules: one per device taint, or one per node (and device) it covers.
+
+A DeviceTaintRule selects devices by driver, DRA pool and device name only (1.35 removed the
+class and CEL selectors). The NVIDIA driver publishes one DRA pool per node, named after the
+node, so a taint on a whole cluster is one rule selecting the driver, and any narrower taint
+is one rule per covered node (`pool` = the node name). A taint on one GPU also names the MIG
+devices that GPU can carry when its pool may be partitioned: the driver names them
+`gpu-<index>-mig-<profile without dots>-<GI profile id>-<placement start>`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+from compiler.emit.manifest import Manifest, provenance
+from compiler.emit.waves import SKIP_DRY_RUN, WAVES
+from compiler.resolve import ResolvedCluster, ResolvedPool
+from compiler.resolve.fleet import ResolvedTaint
+from compiler.versions import target
+
+MAX_NAME = 253
+_NOT_DNS = re.compile(r"[^a-z0-9-]")
+
+
+def mig_device_name(index: int, profile: str, gi_profile_id: int, start: int) -> str:
+    """The device name the NVIDIA DRA driver gives a MIG device (e.g. gpu-3-mig-3g40gb-9-4)."""
+    cleaned = _NOT_DNS.sub("-", profile.replace(".", "").lower()).strip("-")
+    return f"gpu-{index}-mig-{cleaned}-{gi_profile_id}-{start}"
+
+
+def device_names(pool: ResolvedPool, index: int) -> list[str]:
+    """Every device name GPU `index` of a node of `pool` can be published under."""
+    names = [f"gpu-{index}"]
+    mig = pool.model.mig
+    if pool.pool.mig != "disabled" and mig is not None:
+        for profile in mig.profiles:
+            names.extend(
+                mig_device_name(index, profile.name, profile.gi_profile_id, start)
+                for start in profile.starts
+            )
+    return names
+
+
+def rule_name(*parts: str) -> str:
+    """A DNS-subdomain object name from its parts, shortened with a digest when too long."""
+    name = "-".join(parts)
+    if len(name) <= MAX_NAME:
+        return name
+    digest = hashlib.sha256(name.encode()).hexdigest()[:12]
+    return f"{name[: MAX_NAME - 13].rstrip('-.')}-{digest}"
+
+
+Selector = tuple[str, str | None, str | None]
+
+
+def _selectors(cluster: ResolvedCluster, taint: ResolvedTaint) -> list[Selector]:
+    """(rule name, DRA pool, device) for each rule the taint needs."""
+    whole = all(t.nodes is None and t.device is None for t in taint.targets)
+    if whole and {t.pool.pool.name for t in taint.targets} == {p.pool.name for p in cluster.pools}:
+        return [(taint.name, None, None)]
+    rules: list[Selector] = []
+    for covered in taint.targets:
+        for node in covered.node_indices:
+            node_name = cluster.node_name(covered.pool, node)
+            if covered.device is None:
+                rules.append((rule_name(taint.name, node_name), node_name, None))
+                continue
+            for device in device_names(covered.pool, covered.device):
+                rules.append((rule_name(taint.name, node_name, device), node_name, device))
+    return rules
+
+
+def device_taint_rules(cluster: ResolvedCluster) -> list[Manifest]:
+    """The DeviceTaintRules of every device taint of the cluster."""
+    api = target(cluster.cluster.spec.kubernetes_version).taint_rule_api
+    manifests = []
+    for taint in cluster.taints:
+        spec = taint.taint.spec
+        for name, pool, device in _selectors(cluster, taint):
+            manifests.append(
+                Manifest(
+                    kind="DeviceTaintRule",
+                    name=name,
+                    template="devicetaintrule.yaml.j2",
+                    values={
+                        "api_version": api,
+                        "driver": cluster.cluster.spec.driver,
+                        "pool": pool,
+                        "device": device,
+                        "key": spec.key,
+                        "value": spec.value,
+                        "effect": spec.effect,
+                    },
+                    cluster=cluster.name,
+                    labels={"gpufleet.dev/taint": taint.name},
+                    annotations={
+                        **provenance(taint.taint.source.origin, "spec", WAVES["DeviceTaintRule"]),
+                        **SKIP_DRY_RUN,
+                    },
+                )
+            )
+    return manifests

@@ -1,0 +1,43 @@
+"""The Argo CD sync waves of every emitted kind, in one total order.
+
+Argo CD applies a lower wave before a higher one and waits for it to be healthy. What must
+exist first: classes, priorities, Kueue flavors and cohorts and device taints (cluster-wide
+definitions others refer to); then namespaces and ClusterQueues; then what lives in a
+namespace and is checked against those (quotas, limit ranges); last what users consume
+(LocalQueues pointing at ClusterQueues, claim templates charged against quotas).
+"""
+
+from __future__ import annotations
+
+WAVE_DEFINITIONS = -3
+"""DeviceClass, PriorityClass, WorkloadPriorityClass, ResourceFlavor, Cohort, DeviceTaintRule,
+ValidatingAdmissionPolicy."""
+WAVE_QUEUES_AND_NAMESPACES = -2
+"""Namespace, ClusterQueue, ValidatingAdmissionPolicyBinding (after the policy it binds)."""
+WAVE_NAMESPACE_POLICY = -1
+"""ResourceQuota, LimitRange."""
+WAVE_CONSUMABLES = 1
+"""LocalQueue, ResourceClaimTemplate."""
+
+WAVES: dict[str, int] = {
+    "DeviceClass": WAVE_DEFINITIONS,
+    "PriorityClass": WAVE_DEFINITIONS,
+    "WorkloadPriorityClass": WAVE_DEFINITIONS,
+    "ResourceFlavor": WAVE_DEFINITIONS,
+    "Cohort": WAVE_DEFINITIONS,
+    "DeviceTaintRule": WAVE_DEFINITIONS,
+    "ValidatingAdmissionPolicy": WAVE_DEFINITIONS,
+    "Namespace": WAVE_QUEUES_AND_NAMESPACES,
+    "ValidatingAdmissionPolicyBinding": WAVE_QUEUES_AND_NAMESPACES,
+    "ClusterQueue": WAVE_QUEUES_AND_NAMESPACES,
+    "ResourceQuota": WAVE_NAMESPACE_POLICY,
+    "LimitRange": WAVE_NAMESPACE_POLICY,
+    "LocalQueue": WAVE_CONSUMABLES,
+    "ResourceClaimTemplate": WAVE_CONSUMABLES,
+}
+"""Each synced kind's wave; a test checks every emitted object carries its kind's wave."""
+
+SYNC_OPTIONS = "argocd.argoproj.io/sync-options"
+SKIP_DRY_RUN = {SYNC_OPTIONS: "SkipDryRunOnMissingResource=true"}
+"""For objects whose API may not be served yet when Argo CD dry-runs the sync: Kueue's CRDs
+(installed with Kueue) and DeviceTaintRule (an alpha or off-by-default API before 1.37)."""

@@ -1,0 +1,41 @@
+"""What a team's claim templates may offer in one cluster: fallbacks and tolerations.
+
+Shared by the resolve checks (which warn about what is left out) and the claim emitter
+(which writes what is kept), so the two never disagree.
+"""
+
+from __future__ import annotations
+
+from compiler.model.team import Toleration
+from compiler.resolve.fleet import Guarantee, ResolvedCluster, tolerates
+
+
+def usable_fallbacks(cluster: ResolvedCluster, guarantee: Guarantee) -> tuple[list[str], list[str]]:
+    """The guarantee's tier's fallbacks split into (kept, dropped).
+
+    A fallback that selects no device in the cluster is left out silently (fleets differ);
+    a claim with `firstAvailable` is charged by ResourceQuota against every alternative's
+    DeviceClass, so an alternative the namespace holds no quota for would make every claim
+    from the template fail admission: such fallbacks are dropped (and reported).
+    """
+    present = {t.name for t in cluster.tiers}
+    tier = cluster.tier(guarantee.tier)
+    held = {
+        g.tier
+        for g in cluster.guarantees
+        if g.team is guarantee.team and g.namespace == guarantee.namespace and g.limit > 0
+    }
+    kept: list[str] = []
+    dropped: list[str] = []
+    for name in tier.tier.spec.fallbacks:
+        if name == tier.name or name in kept or name not in present:
+            continue
+        (kept if name in held else dropped).append(name)
+    return kept, dropped
+
+
+def cluster_tolerations(
+    cluster: ResolvedCluster, tolerations: list[Toleration]
+) -> list[Toleration]:
+    """The tolerations that match at least one device taint of the cluster, in policy order."""
+    return [t for t in tolerations if any(tolerates(t, r.taint) for r in cluster.taints)]

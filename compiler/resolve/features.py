@@ -1,0 +1,166 @@
+"""Check each cluster's use of Kubernetes features against its version (compiler.versions).
+
+A feature the version lacks is an error at every clause that uses it; a feature that is off
+by default there is one warning per cluster naming the gates and runtime config to enable.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from compiler.diagnostics import Diagnostic, Span
+from compiler.resolve.claims import cluster_tolerations, usable_fallbacks
+from compiler.resolve.fleet import ResolvedCluster
+from compiler.versions import Feature, Gated, earliest, gate_advice, target
+
+
+@dataclass(frozen=True)
+class Use:
+    """One clause of the policy that needs a feature in one cluster."""
+
+    feature: Feature
+    span: Span
+    what: str
+
+
+def feature_uses(cluster: ResolvedCluster) -> list[Use]:
+    """Every clause of the policy that needs a feature in this cluster, in a stable order."""
+    spec_source = cluster.cluster.source
+    uses: list[Use] = []
+    if cluster.tiers:
+        uses.append(
+            Use(
+                Feature.DRA,
+                spec_source.span(("spec", "kubernetesVersion")),
+                f"the DeviceClasses and claim templates of cluster {cluster.name}",
+            )
+        )
+    for guarantee in cluster.guarantees:
+        kept, _ = usable_fallbacks(cluster, guarantee)
+        if kept:
+            fallen = cluster.tier(guarantee.tier).tier
+            uses.append(
+                Use(
+                    Feature.PRIORITIZED_LIST,
+                    fallen.source.span(("spec", "fallbacks")),
+                    f"the fallbacks ({', '.join(kept)}) of tier {fallen.name!r} in the claim "
+                    f"templates of team {guarantee.team.name!r}",
+                )
+            )
+    holders = {g.team.name for g in cluster.guarantees}
+    for team in cluster.teams:
+        if team.name in holders and cluster_tolerations(cluster, team.spec.tolerations):
+            uses.append(
+                Use(
+                    Feature.DEVICE_TOLERATIONS,
+                    team.source.span(("spec", "tolerations")),
+                    f"the device tolerations of team {team.name!r}",
+                )
+            )
+    for taint in cluster.taints:
+        source = taint.taint.source
+        uses.append(
+            Use(
+                Feature.DEVICE_TAINT_RULES,
+                source.span(("spec", "key")),
+                f"device taint {taint.name!r}",
+            )
+        )
+        if taint.taint.spec.effect == "None":
+            uses.append(
+                Use(
+                    Feature.TAINT_EFFECT_NONE,
+                    source.span(("spec", "effect")),
+                    f"device taint {taint.name!r} (effect None)",
+                )
+            )
+    for tier in cluster.tiers:
+        if tier.tier.spec.extended_resource_name is not None:
+            uses.append(
+                Use(
+                    Feature.EXTENDED_RESOURCE,
+                    tier.tier.source.span(("spec", "extendedResourceName")),
+                    f"the extendedResourceName of tier {tier.name!r}",
+                )
+            )
+    if cluster.cluster.spec.kubelet.memory_qos:
+        uses.append(
+            Use(
+                Feature.MEMORY_QOS,
+                spec_source.span(("spec", "kubelet", "memoryQoS")),
+                f"memory QoS on the nodes of cluster {cluster.name}",
+            )
+        )
+    return uses
+
+
+def check_features(
+    cluster: ResolvedCluster, problems: list[Diagnostic], warnings: list[Diagnostic]
+) -> None:
+    """Errors for features the cluster's version lacks, warnings for gated ones."""
+    version = cluster.cluster.spec.kubernetes_version
+    row = target(version)
+    version_span = cluster.cluster.source.span(("spec", "kubernetesVersion"))
+    warned: set[Feature] = set()
+    for use in feature_uses(cluster):
+        availability = row.availability(use.feature)
+        if availability is None:
+            problems.append(
+                Diagnostic(
+                    "GF220",
+                    f"{use.what} needs {use.feature.value}, which Kubernetes {version} "
+                    f"(cluster {cluster.name}) does not have; it exists from "
+                    f"{earliest(use.feature)}",
+                    use.span,
+                    ("raise the cluster's kubernetesVersion, or remove the clause",),
+                    (("the cluster's version", version_span),),
+                )
+            )
+        elif isinstance(availability, Gated) and use.feature not in warned:
+            warned.add(use.feature)
+            warnings.append(
+                Diagnostic(
+                    "GF600",
+                    f"{use.what} needs {use.feature.value}, which is {availability.stage} and "
+                    f"off by default in Kubernetes {version} (cluster {cluster.name}): feature "
+                    f"gate{'s' if len(availability.gates) > 1 else ''} "
+                    f"{', '.join(availability.gates)}",
+                    use.span,
+                    (gate_advice(availability),),
+                    (("the cluster's version", version_span),),
+                )
+            )
+
+
+def check_fallback_quotas(cluster: ResolvedCluster, warnings: list[Diagnostic]) -> None:
+    """Warn where a team's templates leave a fallback out, and where Kueue cannot admit them."""
+    kueue_warned = False
+    for guarantee in cluster.guarantees:
+        kept, dropped = usable_fallbacks(cluster, guarantee)
+        for name in dropped:
+            warnings.append(
+                Diagnostic(
+                    "GF601",
+                    f"team {guarantee.team.name!r}, namespace {guarantee.namespace!r}: fallback "
+                    f"{name!r} of tier {guarantee.tier!r} is left out of the claim templates in "
+                    f"cluster {cluster.name}: the namespace holds no {name!r} quota, and a claim "
+                    "with alternatives is charged against every alternative's DeviceClass",
+                    guarantee.span,
+                    (f"give the team a quota for tier {name!r} in {guarantee.namespace!r}",),
+                )
+            )
+        if kept and cluster.cluster.spec.kueue.enabled and not kueue_warned:
+            kueue_warned = True
+            warnings.append(
+                Diagnostic(
+                    "GF602",
+                    f"cluster {cluster.name} runs Kueue, whose DRA accounting charges each "
+                    "request to one DeviceClass mapping: workloads using the templates with "
+                    f"fallbacks ({guarantee.tier}, ...) are not admitted through Kueue",
+                    cluster.tier(guarantee.tier).tier.source.span(("spec", "fallbacks")),
+                    (
+                        "use the single-tier templates in Kueue-managed jobs, or drop the "
+                        "tier's fallbacks in clusters that run Kueue",
+                    ),
+                )
+            )

@@ -1,0 +1,189 @@
+"""The one table of what each target Kubernetes version serves, and what it gates.
+
+Every emitter asks this table which apiVersion and which request shape to write, and the
+resolve stage asks it whether a feature the policy uses exists in a cluster's version (an
+error when not) and whether it is off by default there (a warning naming the feature gate
+and the `--runtime-config` an administrator has to set). No other module compares versions.
+
+Sources: kubernetes/api v0.32-v0.36 (served versions, fields), pkg/features versioned specs
+(gate stages and defaults), the kubelet's KubeletConfiguration v1beta1 of each release.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Literal
+
+DRA_GROUP = "resource.k8s.io"
+
+
+class Feature(enum.Enum):
+    """A capability of Kubernetes that some part of a policy relies on."""
+
+    DRA = "dynamic resource allocation (DeviceClass, ResourceClaimTemplate)"
+    PRIORITIZED_LIST = "prioritized alternatives in a claim (firstAvailable, a tier's fallbacks)"
+    DEVICE_TOLERATIONS = "device tolerations in claims"
+    DEVICE_TAINT_RULES = "DeviceTaintRule objects"
+    TAINT_EFFECT_NONE = "device taints with effect None"
+    EXTENDED_RESOURCE = "DeviceClass extendedResourceName (extended resources served by DRA)"
+    MEMORY_QOS = "kubelet memory QoS (cgroup v2 memory.high/memory.min)"
+    MEMORY_RESERVATION_POLICY = "kubelet memoryReservationPolicy (tiered memory reservation)"
+
+
+@dataclass(frozen=True)
+class Gated:
+    """A feature that exists in a version but is off by default there."""
+
+    stage: Literal["alpha", "beta"]
+    gates: tuple[str, ...]
+    """Feature gates to enable (on the components named in `where`)."""
+    runtime_config: tuple[str, ...] = ()
+    """`kube-apiserver --runtime-config` entries the feature's API needs."""
+    where: str = "kube-apiserver, kube-scheduler, kube-controller-manager and kubelet"
+
+
+UNAVAILABLE = None
+"""A feature the version does not have at all."""
+
+Availability = Gated | None
+
+
+@dataclass(frozen=True)
+class Target:
+    """What one Kubernetes minor version serves; features not listed are on by default."""
+
+    version: str
+    dra_api: str
+    """The apiVersion of DeviceClass and ResourceClaimTemplate gpufleet writes."""
+    flat_requests: bool
+    """v1beta1 device requests are flat; v1beta2 and v1 wrap them in `exactly`."""
+    taint_rule_api: str | None
+    """The apiVersion of DeviceTaintRule, None where the kind does not exist."""
+    features: dict[Feature, Availability] = field(default_factory=dict)
+
+    def availability(self, feature: Feature) -> Availability | Literal["on"]:
+        """`on`, a Gated entry, or UNAVAILABLE (None)."""
+        if feature in self.features:
+            return self.features[feature]
+        return "on"
+
+    def has(self, feature: Feature) -> bool:
+        """Whether the version has the feature at all (on, or behind a gate)."""
+        return self.availability(feature) is not UNAVAILABLE
+
+
+_CONTROL_PLANE = "kube-apiserver, kube-scheduler and kube-controller-manager"
+_MEMORY_QOS = Gated("alpha", ("MemoryQoS",), where="kubelet")
+_TAINTS_ALPHA = Gated("alpha", ("DRADeviceTaints",))
+
+TARGETS: dict[str, Target] = {
+    "1.32": Target(
+        "1.32",
+        dra_api=f"{DRA_GROUP}/v1beta1",
+        flat_requests=True,
+        taint_rule_api=None,
+        features={
+            Feature.DRA: Gated(
+                "beta", ("DynamicResourceAllocation",), (f"{DRA_GROUP}/v1beta1=true",)
+            ),
+            Feature.PRIORITIZED_LIST: UNAVAILABLE,
+            Feature.DEVICE_TOLERATIONS: UNAVAILABLE,
+            Feature.DEVICE_TAINT_RULES: UNAVAILABLE,
+            Feature.TAINT_EFFECT_NONE: UNAVAILABLE,
+            Feature.EXTENDED_RESOURCE: UNAVAILABLE,
+            Feature.MEMORY_QOS: _MEMORY_QOS,
+            Feature.MEMORY_RESERVATION_POLICY: UNAVAILABLE,
+        },
+    ),
+    "1.33": Target(
+        "1.33",
+        dra_api=f"{DRA_GROUP}/v1beta2",
+        flat_requests=False,
+        taint_rule_api=f"{DRA_GROUP}/v1alpha3",
+        features={
+            Feature.DRA: Gated(
+                "beta", ("DynamicResourceAllocation",), (f"{DRA_GROUP}/v1beta2=true",)
+            ),
+            Feature.PRIORITIZED_LIST: Gated("alpha", ("DRAPrioritizedList",)),
+            Feature.DEVICE_TOLERATIONS: _TAINTS_ALPHA,
+            Feature.DEVICE_TAINT_RULES: Gated(
+                "alpha", ("DRADeviceTaints",), (f"{DRA_GROUP}/v1alpha3=true",), _CONTROL_PLANE
+            ),
+            Feature.TAINT_EFFECT_NONE: UNAVAILABLE,
+            Feature.EXTENDED_RESOURCE: UNAVAILABLE,
+            Feature.MEMORY_QOS: _MEMORY_QOS,
+            Feature.MEMORY_RESERVATION_POLICY: UNAVAILABLE,
+        },
+    ),
+    "1.34": Target(
+        "1.34",
+        dra_api=f"{DRA_GROUP}/v1",
+        flat_requests=False,
+        taint_rule_api=f"{DRA_GROUP}/v1alpha3",
+        features={
+            Feature.DEVICE_TOLERATIONS: _TAINTS_ALPHA,
+            Feature.DEVICE_TAINT_RULES: Gated(
+                "alpha", ("DRADeviceTaints",), (f"{DRA_GROUP}/v1alpha3=true",), _CONTROL_PLANE
+            ),
+            Feature.TAINT_EFFECT_NONE: UNAVAILABLE,
+            Feature.EXTENDED_RESOURCE: Gated("alpha", ("DRAExtendedResource",)),
+            Feature.MEMORY_QOS: _MEMORY_QOS,
+            Feature.MEMORY_RESERVATION_POLICY: UNAVAILABLE,
+        },
+    ),
+    "1.35": Target(
+        "1.35",
+        dra_api=f"{DRA_GROUP}/v1",
+        flat_requests=False,
+        taint_rule_api=f"{DRA_GROUP}/v1alpha3",
+        features={
+            Feature.DEVICE_TOLERATIONS: _TAINTS_ALPHA,
+            Feature.DEVICE_TAINT_RULES: Gated(
+                "alpha",
+                ("DRADeviceTaints", "DRADeviceTaintRules"),
+                (f"{DRA_GROUP}/v1alpha3=true",),
+                _CONTROL_PLANE,
+            ),
+            Feature.TAINT_EFFECT_NONE: _TAINTS_ALPHA,
+            Feature.EXTENDED_RESOURCE: Gated("alpha", ("DRAExtendedResource",)),
+            Feature.MEMORY_QOS: _MEMORY_QOS,
+            Feature.MEMORY_RESERVATION_POLICY: UNAVAILABLE,
+        },
+    ),
+    "1.36": Target(
+        "1.36",
+        dra_api=f"{DRA_GROUP}/v1",
+        flat_requests=False,
+        taint_rule_api=f"{DRA_GROUP}/v1beta2",
+        features={
+            Feature.DEVICE_TAINT_RULES: Gated(
+                "beta",
+                ("DRADeviceTaintRules",),
+                (f"{DRA_GROUP}/v1beta2/devicetaintrules=true",),
+                _CONTROL_PLANE,
+            ),
+            Feature.MEMORY_QOS: _MEMORY_QOS,
+            Feature.MEMORY_RESERVATION_POLICY: _MEMORY_QOS,
+        },
+    ),
+}
+
+
+def target(version: str) -> Target:
+    """The table row of a Kubernetes minor version ("1.32" to "1.36")."""
+    return TARGETS[version]
+
+
+def earliest(feature: Feature) -> str:
+    """The first version of the table that has `feature` at all."""
+    return next(v for v, row in TARGETS.items() if row.has(feature))
+
+
+def gate_advice(gated: Gated) -> str:
+    """How an administrator turns a gated feature on, as one sentence."""
+    gates = ",".join(f"{g}=true" for g in gated.gates)
+    text = f"enable `--feature-gates={gates}` on {gated.where}"
+    if gated.runtime_config:
+        text += f" and `--runtime-config={','.join(gated.runtime_config)}` on kube-apiserver"
+    return text

@@ -1,0 +1,121 @@
+"""DeviceTaintRules from the resolved taints, and tolerations in the claims of tolerant teams."""
+
+from __future__ import annotations
+
+import yaml
+
+from compiler.emit.taints import device_names, mig_device_name
+from compiler.pipeline import Compiled, compile_policies
+from tests import fleets
+from tests.conftest import PolicyWriter
+from tests.schema_validation import validate_object
+
+POOLS = """
+    - {name: h100, nodes: 2, gpu: H100-80GB, gpusPerNode: 8, hostMemory: 2Ti, cpu: 224,
+       mig: allowed}
+    - {name: l40s, nodes: 3, gpu: L40S, gpusPerNode: 4, hostMemory: 512Gi, cpu: 64}
+"""
+
+
+def taint(name: str, spec: str) -> str:
+    return fleets.HEADER + f"kind: DeviceTaint\nmetadata: {{name: {name}}}\nspec: {spec}\n"
+
+
+def rules(compiled: Compiled) -> dict[str, dict]:  # type: ignore[type-arg]
+    return {
+        path.rsplit("/", 1)[1]: yaml.safe_load(text)
+        for path, text in compiled.tree.items()
+        if "/devicetaintrule_" in path
+    }
+
+
+def compile_with(write_policies: PolicyWriter, *taints: str) -> Compiled:
+    root = write_policies(
+        {
+            "c.yaml": fleets.cluster(pools=POOLS),
+            "t.yaml": fleets.tier("any", "{select: {models: [H100, L40S]}}"),
+            "a.yaml": fleets.team(
+                "a",
+                "[{tier: any, guaranteed: 1}]",
+                "  tolerations: [{key: example.com/maint, operator: Exists}]\n",
+            ),
+            "b.yaml": fleets.team("b", "[{tier: any, guaranteed: 0, limit: 1}]"),
+            **{f"taint{i}.yaml": text for i, text in enumerate(taints)},
+        }
+    )
+    return compile_policies(root)
+
+
+def test_pool_taint_is_one_rule_per_node(write_policies: PolicyWriter) -> None:
+    compiled = compile_with(
+        write_policies, taint("maint", "{cluster: c1, pool: l40s, key: example.com/maint}")
+    )
+    found = rules(compiled)
+    assert sorted(found) == [f"devicetaintrule_maint-c1-l40s-{i}.yaml" for i in range(3)]
+    rule = found["devicetaintrule_maint-c1-l40s-1.yaml"]
+    assert rule["apiVersion"] == "resource.k8s.io/v1beta2"
+    assert rule["spec"] == {
+        "deviceSelector": {"driver": "gpu.nvidia.com", "pool": "c1-l40s-1"},
+        "taint": {"key": "example.com/maint", "effect": "NoSchedule"},
+    }
+    assert rule["metadata"]["annotations"]["argocd.argoproj.io/sync-options"] == (
+        "SkipDryRunOnMissingResource=true"
+    )
+    for obj in found.values():
+        validate_object(obj, "1.36")
+
+
+def test_cluster_wide_taint_is_one_rule_on_the_driver(write_policies: PolicyWriter) -> None:
+    compiled = compile_with(
+        write_policies, taint("all", "{cluster: c1, key: example.com/maint, effect: NoExecute}")
+    )
+    [(name, rule)] = rules(compiled).items()
+    assert name == "devicetaintrule_all.yaml"
+    assert rule["spec"]["deviceSelector"] == {"driver": "gpu.nvidia.com"}
+
+
+def test_device_taint_names_the_gpu_and_every_mig_device_it_can_carry(
+    write_policies: PolicyWriter,
+) -> None:
+    compiled = compile_with(
+        write_policies,
+        taint("ecc", "{cluster: c1, pool: h100, node: 1, device: 5, key: example.com/ecc}"),
+    )
+    found = rules(compiled)
+    devices = sorted(r["spec"]["deviceSelector"]["device"] for r in found.values())
+    assert "gpu-5" in devices
+    assert "gpu-5-mig-3g40gb-9-4" in devices  # 3g.40gb, GI profile 9, placement 4
+    assert "gpu-5-mig-1g10gb-me-20-0" in devices  # media extensions: "+" becomes "-"
+    assert all(r["spec"]["deviceSelector"]["pool"] == "c1-h100-1" for r in found.values())
+    pool = compiled.fleet.clusters[0].pools[0]
+    assert (
+        len(devices)
+        == len(device_names(pool, 5))
+        == 1
+        + sum(
+            len(p.starts)
+            for p in pool.model.mig.profiles  # type: ignore[union-attr]
+        )
+    )
+
+
+def test_mig_device_name_matches_the_driver() -> None:
+    assert mig_device_name(0, "1g.10gb", 19, 6) == "gpu-0-mig-1g10gb-19-6"
+    assert mig_device_name(2, "7g.80gb", 0, 0) == "gpu-2-mig-7g80gb-0-0"
+
+
+def test_only_tolerant_teams_get_tolerations(write_policies: PolicyWriter) -> None:
+    compiled = compile_with(
+        write_policies, taint("maint", "{cluster: c1, pool: l40s, key: example.com/maint}")
+    )
+    tolerant = yaml.safe_load(compiled.tree["clusters/c1/a/resourceclaimtemplate_any.yaml"])
+    request = tolerant["spec"]["spec"]["devices"]["requests"][0]["exactly"]
+    assert request["tolerations"] == [{"key": "example.com/maint", "operator": "Exists"}]
+    other = yaml.safe_load(compiled.tree["clusters/c1/b/resourceclaimtemplate_any.yaml"])
+    assert "tolerations" not in other["spec"]["spec"]["devices"]["requests"][0]["exactly"]
+
+
+def test_toleration_without_a_matching_taint_is_not_emitted(write_policies: PolicyWriter) -> None:
+    compiled = compile_with(write_policies)
+    template = yaml.safe_load(compiled.tree["clusters/c1/a/resourceclaimtemplate_any.yaml"])
+    assert "tolerations" not in template["spec"]["spec"]["devices"]["requests"][0]["exactly"]

@@ -1,0 +1,179 @@
+"""Version targeting: one fixture fleet per Kubernetes version compiles, every object is valid
+for that version, and the version table's choices are exactly what each version serves."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import kubernetes_validate
+import pytest
+import yaml
+
+from compiler.diagnostics import CompileError
+from compiler.model.policy import KUBERNETES_VERSIONS
+from compiler.pipeline import Compiled, compile_policies
+from compiler.versions import TARGETS, Feature, Gated, earliest, target
+from tests.schema_validation import validate_builtin, validate_object
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "versions"
+FIXTURE_VERSIONS = ("1.32", "1.33", "1.34", "1.35")
+SCHEMA_VERSIONS = ("1.31", "1.32", "1.33", "1.34", "1.35", "1.36", "1.37")
+"""Versions whose schemas kubernetes-validate ships around the supported range."""
+
+
+def fixture_fleet(version: str, tmp: Path) -> Path:
+    """The common tiers, ladder and teams plus the version's cluster, in one directory."""
+    root = tmp / f"fleet-{version}"
+    root.mkdir()
+    for source in (FIXTURES / "common", FIXTURES / version):
+        for file in source.glob("*.yaml"):
+            shutil.copy(file, root / file.name)
+    return root
+
+
+@pytest.fixture(scope="module", params=FIXTURE_VERSIONS)
+def compiled_version(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[str, Compiled]:
+    version: str = request.param
+    return version, compile_policies(fixture_fleet(version, tmp_path_factory.mktemp("v")))
+
+
+def synced_objects(compiled: Compiled) -> list[tuple[str, dict[str, Any]]]:
+    """Every object Argo CD applies: the YAML files a kustomization lists."""
+    found = []
+    for path, text in compiled.tree.items():
+        parts = path.split("/")
+        if parts[0] != "clusters" or len(parts) != 4 or parts[2] in ("kueue-config", "node-config"):
+            continue
+        found.append((path, yaml.safe_load(text)))
+    return found
+
+
+def test_the_table_covers_every_supported_version() -> None:
+    assert tuple(TARGETS) == KUBERNETES_VERSIONS
+    assert [target(v).dra_api for v in KUBERNETES_VERSIONS] == [
+        "resource.k8s.io/v1beta1",
+        "resource.k8s.io/v1beta2",
+        "resource.k8s.io/v1",
+        "resource.k8s.io/v1",
+        "resource.k8s.io/v1",
+    ]
+    assert [target(v).taint_rule_api for v in KUBERNETES_VERSIONS] == [
+        None,
+        "resource.k8s.io/v1alpha3",
+        "resource.k8s.io/v1alpha3",
+        "resource.k8s.io/v1alpha3",
+        "resource.k8s.io/v1beta2",
+    ]
+    assert earliest(Feature.DEVICE_TAINT_RULES) == "1.33"
+    assert earliest(Feature.EXTENDED_RESOURCE) == "1.34"
+    assert earliest(Feature.TAINT_EFFECT_NONE) == "1.35"
+    assert earliest(Feature.MEMORY_RESERVATION_POLICY) == "1.36"
+    rule_136 = target("1.36").availability(Feature.DEVICE_TAINT_RULES)
+    assert isinstance(rule_136, Gated) and rule_136.gates == ("DRADeviceTaintRules",)
+    assert rule_136.runtime_config
+
+
+def test_every_fixture_object_is_valid_for_its_version(
+    compiled_version: tuple[str, Compiled],
+) -> None:
+    version, compiled = compiled_version
+    objects = synced_objects(compiled)
+    kinds = {obj["kind"] for _, obj in objects}
+    assert {"DeviceClass", "ResourceClaimTemplate", "ClusterQueue", "LimitRange"} <= kinds
+    for path, obj in objects:
+        validate_object(obj, version)
+        if obj["kind"] in ("DeviceClass", "ResourceClaimTemplate"):
+            assert obj["apiVersion"] == target(version).dra_api, path
+        if obj["kind"] == "DeviceTaintRule":
+            assert obj["apiVersion"] == target(version).taint_rule_api, path
+    assert ("DeviceTaintRule" in kinds) == (version != "1.32")
+
+
+def test_example_objects_are_valid_for_their_cluster_versions(compiled_example: Compiled) -> None:
+    versions = {c.name: c.cluster.spec.kubernetes_version for c in compiled_example.fleet.clusters}
+    assert set(versions.values()) == {"1.34", "1.36"}
+    for path, obj in synced_objects(compiled_example):
+        validate_object(obj, versions[path.split("/")[1]])
+
+
+def _served_in(obj: dict[str, Any], version: str) -> bool:
+    try:
+        validate_builtin(obj, version)
+    except kubernetes_validate.SchemaNotFoundError:
+        return False
+    return True
+
+
+def test_table_choices_are_rejected_where_the_api_is_not_served(
+    compiled_version: tuple[str, Compiled],
+) -> None:
+    """Each apiVersion the table picks is served by the target and refused by a version that
+    does not serve it; the kubernetes-validate schemas are the evidence."""
+    version, compiled = compiled_version
+    checked = set()
+    for _, obj in synced_objects(compiled):
+        if obj["kind"] not in ("DeviceClass", "ResourceClaimTemplate", "DeviceTaintRule"):
+            continue
+        served = [v for v in SCHEMA_VERSIONS if _served_in(obj, v)]
+        assert version in served
+        assert served != list(SCHEMA_VERSIONS), f"{obj['apiVersion']} {obj['kind']} is everywhere"
+        checked.add((obj["apiVersion"], obj["kind"]))
+    assert checked
+
+
+def test_request_shape_follows_the_version(compiled_version: tuple[str, Compiled]) -> None:
+    version, compiled = compiled_version
+    template = next(
+        obj for _, obj in synced_objects(compiled) if obj["kind"] == "ResourceClaimTemplate"
+    )
+    request = template["spec"]["spec"]["devices"]["requests"][0]
+    flat = target(version).flat_requests
+    assert ("deviceClassName" in request) == flat
+    assert ("exactly" in request or "firstAvailable" in request) == (not flat)
+    # the other shape is refused by the same version's schema
+    other = dict(request)
+    if flat:
+        other = {"name": "gpu", "exactly": {k: v for k, v in request.items() if k != "name"}}
+    else:
+        other = {"name": "gpu", **request.get("exactly", {"deviceClassName": "x"})}
+    broken = {**template}
+    broken["spec"] = {"spec": {"devices": {"requests": [other]}}}
+    with pytest.raises(kubernetes_validate.ValidationError):
+        validate_builtin(broken, version)
+
+
+def test_gated_features_are_reported_with_their_gates(
+    compiled_version: tuple[str, Compiled],
+) -> None:
+    version, compiled = compiled_version
+    gated = {w.message for w in compiled.warnings if w.code == "GF600"}
+    assert any("MemoryQoS" in m for m in gated)
+    assert any("DynamicResourceAllocation" in m for m in gated) == (version in ("1.32", "1.33"))
+    assert any("DRAPrioritizedList" in m for m in gated) == (version == "1.33")
+    assert any("DRAExtendedResource" in m for m in gated) == (version in ("1.34", "1.35"))
+    assert any("DRADeviceTaintRules" in m for m in gated) == (version == "1.35")
+
+
+@pytest.mark.parametrize(
+    ("version", "feature_file", "needs"),
+    [
+        ("1.32", "1.33", "1.33"),  # taints, tolerations, fallbacks on 1.32
+        ("1.33", "1.34", "1.34"),  # extendedResourceName on 1.33
+        ("1.34", "1.35", "1.35"),  # taint effect None on 1.34
+    ],
+)
+def test_features_a_version_lacks_are_errors(
+    version: str, feature_file: str, needs: str, tmp_path: Path
+) -> None:
+    root = fixture_fleet(feature_file, tmp_path)
+    cluster = root / "cluster.yaml"
+    cluster.write_text(cluster.read_text().replace(f'"{feature_file}"', f'"{version}"'))
+    with pytest.raises(CompileError) as caught:
+        compile_policies(root)
+    errors = [d for d in caught.value.diagnostics if d.code == "GF220"]
+    assert errors
+    assert any(f"exists from {needs}" in d.message for d in errors)
