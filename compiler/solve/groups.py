@@ -55,6 +55,12 @@ def node_groups(cluster: ResolvedCluster, active: frozenset[str] | None = None) 
         signatures: dict[Signature, list[int]] = defaultdict(list)
         width = pool.pool.gpus_per_node
         per_node = _taints_by_node(pool, taints)
+        if not per_node:  # no taint here: one group, however many nodes
+            clean: tuple[frozenset[str], ...] = (frozenset(),) * width
+            groups.append(
+                NodeGroup(pool, tuple(range(pool.pool.nodes)), frozenset(), clean, pool.pool.name)
+            )
+            continue
         for index in range(pool.pool.nodes):
             node_wide, per_device = per_node.get(index, (frozenset(), {}))
             devices = tuple(frozenset(per_device.get(i, ())) for i in range(width))

@@ -12,10 +12,10 @@ import hashlib
 import math
 from collections import Counter
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from itertools import combinations_with_replacement
 
-from compiler.catalog import enumerate_layouts
+from compiler.catalog import GpuModel, enumerate_layouts
 from compiler.resolve import ResolvedPool
 
 WHOLE = "whole"
@@ -95,10 +95,18 @@ class NodeConfig:
 
 def gpu_options(pool: ResolvedPool, profiles: set[str]) -> list[GpuOption]:
     """The options a GPU of `pool` may take, given the MIG profiles guarantees can use."""
+    if pool.pool.mig == "disabled" or not profiles:
+        return [GpuOption(())]
+    return list(_mig_options(pool.model, frozenset(profiles)))
+
+
+@lru_cache(maxsize=1024)
+def _mig_options(model: GpuModel, profiles: frozenset[str]) -> tuple[GpuOption, ...]:
+    """Whole, plus the undominated MIG layouts of `model` projected on `profiles`."""
     options = {GpuOption(())}
-    if pool.pool.mig != "disabled" and profiles:
+    if profiles:
         projected = set()
-        for layout in enumerate_layouts(pool.model):
+        for layout in enumerate_layouts(model):
             counts = tuple((p, n) for p, n in layout.counts if p in profiles)
             if counts:
                 projected.add(counts)
@@ -110,7 +118,7 @@ def gpu_options(pool: ResolvedPool, profiles: set[str]) -> list[GpuOption]:
             )
             if not dominated:
                 options.add(GpuOption(counts))
-    return sorted(options)
+    return tuple(sorted(options))
 
 
 def node_configs(pool: ResolvedPool, options: list[GpuOption]) -> list[NodeConfig]:
