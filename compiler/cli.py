@@ -28,6 +28,7 @@ from compiler.review import (
 )
 from compiler.solve import DEFAULT_TIME_LIMIT
 from compiler.solve.breakdown import capacity_breakdown
+from compiler.timings import StageTimings
 from compiler.write import OutputConflict, compare_tree, write_tree
 
 
@@ -95,6 +96,12 @@ def _parser() -> argparse.ArgumentParser:
             metavar="SECONDS",
             help="time limit per cluster (default: %(default)s)",
         )
+        if name == "compile":
+            sub.add_argument(
+                "--timings",
+                action="store_true",
+                help="print the seconds spent in each stage to stderr",
+            )
         if name != "check":
             sub.add_argument(
                 "--out",
@@ -147,7 +154,8 @@ def _run(args: argparse.Namespace, fmt: str) -> int:
             " guarantees, all feasible"
         )
         return EXIT_OK
-    compiled = compile_as_compile_would(args, lambda d: _report(d, fmt))
+    timings = StageTimings()
+    compiled = compile_as_compile_would(args, lambda d: _report(d, fmt), timings)
     _report(compiled.warnings, fmt)
     if args.check:
         changes = compare_tree(args.out, compiled.tree)
@@ -175,7 +183,8 @@ def _run(args: argparse.Namespace, fmt: str) -> int:
         print(f"ok: {args.out} is up to date ({len(compiled.tree)} files)")
         return EXIT_OK
     try:
-        changes = write_tree(args.out, compiled.tree)
+        with timings.stage("write"):
+            changes = write_tree(args.out, compiled.tree)
     except OutputConflict as conflict:
         raise CompileError(conflict_diagnostics(args.out, conflict.paths)) from None
     except OSError as error:
@@ -191,6 +200,8 @@ def _run(args: argparse.Namespace, fmt: str) -> int:
         f"compiled {summary}; {len(changes.added)} added, {len(changes.changed)} changed, "
         f"{len(changes.removed)} removed in {args.out}"
     )
+    if args.timings:
+        sys.stderr.write(f"timings: {timings.line()}\n")
     return EXIT_OK
 
 

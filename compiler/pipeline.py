@@ -13,6 +13,7 @@ from compiler.model import build_policies
 from compiler.report import build_report
 from compiler.resolve import ResolvedFleet, resolve
 from compiler.solve import DEFAULT_TIME_LIMIT, ClusterPlan, solve_fleet
+from compiler.timings import NO_TIMINGS, StageTimings
 
 REPORT = "report.md"
 """The capacity report below out/; compared with no previous plan, so out/ stays a pure
@@ -37,21 +38,31 @@ def check_policies(
     policies: Path,
     time_limit: float = DEFAULT_TIME_LIMIT,
     previous: dict[str, ClusterPlan] | None = None,
+    timings: StageTimings = NO_TIMINGS,
 ) -> tuple[ResolvedFleet, tuple[ClusterPlan, ...]]:
     """Every stage but emit and write; raises CompileError on the first failing stage.
 
     `previous` holds the last compile's plans: the solver keeps their MIG layouts where it can.
     """
-    fleet = resolve(build_policies(load_policies(policies)), load_catalog())
-    return fleet, tuple(solve_fleet(fleet, time_limit, previous))
+    with timings.stage("load"):
+        documents = load_policies(policies)
+    with timings.stage("model"):
+        policies_model = build_policies(documents)
+    with timings.stage("resolve"):
+        fleet = resolve(policies_model, load_catalog())
+    with timings.stage("solve"):
+        plans = tuple(solve_fleet(fleet, time_limit, previous))
+    return fleet, plans
 
 
 def compile_policies(
     policies: Path,
     time_limit: float = DEFAULT_TIME_LIMIT,
     previous: dict[str, ClusterPlan] | None = None,
+    timings: StageTimings = NO_TIMINGS,
 ) -> Compiled:
     """Compile a policy directory into the output tree, in memory (report.md included)."""
-    fleet, plans = check_policies(policies, time_limit, previous)
-    tree = {**build_tree(fleet, list(plans)), REPORT: build_report(fleet, plans)}
+    fleet, plans = check_policies(policies, time_limit, previous, timings)
+    with timings.stage("emit"):
+        tree = {**build_tree(fleet, list(plans)), REPORT: build_report(fleet, plans)}
     return Compiled(fleet, plans, dict(sorted(tree.items())))

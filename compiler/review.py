@@ -17,6 +17,7 @@ from compiler.pipeline import Compiled, compile_policies
 from compiler.report import Previous, build_report, mig_changes, read_previous_plans, render_diff
 from compiler.report.diff import read_changes
 from compiler.report.markdown import gpus_per_node
+from compiler.timings import NO_TIMINGS, StageTimings
 from compiler.write import OWNED_LIST, cluster_stream, compare_tree
 
 Reporter = Callable[[Sequence[Diagnostic]], None]
@@ -56,12 +57,15 @@ def note_foreign(out: Path, paths: Sequence[str]) -> None:
         sys.stderr.write(f"note: {out / path} is not gpufleet's; left as it is\n")
 
 
-def compile_as_compile_would(args: argparse.Namespace, report: Reporter) -> Compiled:
+def compile_as_compile_would(
+    args: argparse.Namespace, report: Reporter, timings: StageTimings = NO_TIMINGS
+) -> Compiled:
     """The tree `gpufleet compile` would write with these arguments (over the plans in --out):
     compile, diff, report and render all compile through here, so they show the same tree."""
-    previous, problems = read_previous_plans(args.out)
+    with timings.stage("load"):
+        previous, problems = read_previous_plans(args.out)
     report(problems)
-    return compile_policies(args.policies, args.solver_time_limit, previous)
+    return compile_policies(args.policies, args.solver_time_limit, previous, timings)
 
 
 def run_diff(args: argparse.Namespace, report: Reporter) -> int:

@@ -6,8 +6,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-import yaml
-
 from compiler.emit.manifest import Manifest, provenance
 from compiler.emit.render import render
 from compiler.model.policy import Fleet
@@ -32,19 +30,33 @@ class NamedFile(Manifest):
         return f"{self.directory}/{self.file_name}"
 
 
+SyncedKind = tuple[str, str, bool]
+"""(apiVersion, kind, namespaced) of one object Argo CD syncs."""
+
+
+def synced_kind(manifest: Manifest, text: str) -> SyncedKind:
+    """What the AppProject must allow for one rendered manifest (its first line is apiVersion)."""
+    first = text.split("\n", 1)[0]
+    if not first.startswith("apiVersion: "):
+        raise ValueError(f"{manifest.path}: a manifest must start with its apiVersion")
+    return (
+        first.removeprefix("apiVersion: ").strip('"'),
+        manifest.kind,
+        manifest.namespace is not None,
+    )
+
+
 def resource_kinds(
-    rendered: Iterable[str],
+    synced: Iterable[SyncedKind],
 ) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
     """The (group, kind) pairs of the objects Argo CD syncs: cluster-scoped, then namespaced.
 
-    Read from the rendered objects themselves, so the AppProject allows exactly the kinds
+    Taken from the emitted objects themselves, so the AppProject allows exactly the kinds
     gpufleet creates, whichever emitters produced them.
     """
     scoped: dict[bool, set[tuple[str, str]]] = {False: set(), True: set()}
-    for text in rendered:
-        obj = yaml.safe_load(text)
-        group = obj["apiVersion"].rpartition("/")[0]
-        scoped["namespace" in obj["metadata"]].add((group, obj["kind"]))
+    for api_version, kind, namespaced in synced:
+        scoped[namespaced].add((api_version.rpartition("/")[0], kind))
     return tuple(  # type: ignore[return-value]
         [{"group": g, "kind": k} for g, k in sorted(scoped[namespaced])]
         for namespaced in (False, True)
@@ -52,7 +64,7 @@ def resource_kinds(
 
 
 def argocd_manifests(
-    fleet: Fleet | None, clusters: list[str], synced: Iterable[str] = ()
+    fleet: Fleet | None, clusters: list[str], synced: Iterable[SyncedKind] = ()
 ) -> list[Manifest]:
     """AppProject, ApplicationSet and the CMP, when the policies say where the repository is."""
     if fleet is None:

@@ -51,6 +51,7 @@ def environment() -> jinja2.Environment:
     """The one Jinja2 environment: strict undefined, and `finalize` quoting every value."""
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(templates_dir()),
+        bytecode_cache=jinja2.FileSystemBytecodeCache(),  # compiled templates, in the temp dir
         undefined=jinja2.StrictUndefined,
         finalize=_finalize,
         autoescape=False,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from compiler.emit.admission import admission_manifests
-from compiler.emit.argocd import argocd_manifests
+from compiler.emit.argocd import SyncedKind, argocd_manifests, synced_kind
 from compiler.emit.claims import claim_templates
 from compiler.emit.dra import device_classes
 from compiler.emit.kueue import kueue_config, kueue_manifests
@@ -49,7 +49,7 @@ def build_tree(fleet: ResolvedFleet, plans: list[ClusterPlan]) -> dict[str, str]
     """Every file gpufleet owns below out/, path -> text."""
     tree: dict[str, str] = {}
     plan_of = {plan.cluster: plan for plan in plans}
-    synced: list[str] = []
+    synced: list[SyncedKind] = []
     for cluster in fleet.clusters:
         plan = plan_of[cluster.name]
         manifests = cluster_manifests(cluster, fleet)
@@ -64,7 +64,7 @@ def build_tree(fleet: ResolvedFleet, plans: list[ClusterPlan]) -> dict[str, str]
             tree[path] = render(manifest)
         for manifest in manifests:
             tree[manifest.path] = render(manifest)
-        synced += [tree[m.path] for m in manifests]
+        synced += [synced_kind(m, tree[m.path]) for m in manifests]
         tree[f"clusters/{cluster.name}/kustomization.yaml"] = render(
             kustomization(cluster.name, manifests)
         )

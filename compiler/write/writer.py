@@ -130,10 +130,8 @@ def write_tree(out: Path, tree: dict[str, str]) -> Staleness:
     for path, text in _with_listing(tree).items():
         target = staging / path
         target.parent.mkdir(parents=True, exist_ok=True)
-        with open(target, "wb") as handle:
-            handle.write(text.encode("utf-8"))
-            handle.flush()
-            os.fsync(handle.fileno())
+        target.write_bytes(text.encode("utf-8"))
+    os.sync()  # every file durable before the swap; one flush instead of one per file
     replace_directory(staging, out, retired)
     shutil.rmtree(retired, ignore_errors=True)
     return changes
