@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -24,15 +25,17 @@ class Block(str):
     """A literal block scalar already laid out; `finalize` passes it through untouched."""
 
 
+_PRINTABLE_LINES = re.compile(r"^[ -~\n]*$")
+_TRAILING_SPACE = re.compile(r" (\n|$)")
+
+
 def block(text: str, indent: int, single_line_too: bool = False) -> str:
     """Multi-line text as a `|-` literal block at `indent`, or a quoted scalar if it must be.
 
     `single_line_too` writes one-line text as a block as well (CEL reads better unquoted).
     """
     lines = text.split("\n")
-    readable = all(
-        all(0x20 <= ord(c) <= 0x7E for c in line) and line == line.rstrip() for line in lines
-    )
+    readable = _PRINTABLE_LINES.match(text) is not None and _TRAILING_SPACE.search(text) is None
     one_line = len(lines) == 1 and not single_line_too
     if one_line or not readable or not lines[0] or lines[0][0] == " ":
         return Block(yaml_scalar(text))

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any
 
 _PLAIN = re.compile(r"^[A-Za-z_/][A-Za-z0-9_./-]*$")
 _YAML11_WORDS = frozenset(["y", "yes", "n", "no", "true", "false", "on", "off", "null", "~"])
+_QUOTABLE_AS_IS = re.compile(r"^[ !#-\[\]-~]*$")
+"""Printable ASCII but for `"` and `\\`: goes between double quotes unchanged."""
 
 
 def yaml_scalar(value: Any) -> str:
@@ -25,6 +28,11 @@ def yaml_scalar(value: Any) -> str:
         raise TypeError("floats are not emitted; use an int or a quantity string")
     if not isinstance(value, str):
         raise TypeError(f"cannot emit {type(value).__name__} as a YAML scalar")
+    return _string_scalar(value)
+
+
+@lru_cache(maxsize=65536)
+def _string_scalar(value: str) -> str:
     if _PLAIN.match(value) and value.lower() not in _YAML11_WORDS:
         return value
     return double_quoted(value)
@@ -32,6 +40,8 @@ def yaml_scalar(value: Any) -> str:
 
 def double_quoted(text: str) -> str:
     """A YAML double-quoted scalar holding exactly `text`, with only printable ASCII inside."""
+    if _QUOTABLE_AS_IS.match(text):
+        return f'"{text}"'
     out = ['"']
     for char in text:
         code = ord(char)

@@ -127,9 +127,12 @@ def write_tree(out: Path, tree: dict[str, str]) -> Staleness:
             target.symlink_to(os.readlink(source))
         else:
             shutil.copy2(source, target)
+    made: set[Path] = set()
     for path, text in _with_listing(tree).items():
         target = staging / path
-        target.parent.mkdir(parents=True, exist_ok=True)
+        if target.parent not in made:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            made.add(target.parent)
         target.write_bytes(text.encode("utf-8"))
     os.sync()  # every file durable before the swap; one flush instead of one per file
     replace_directory(staging, out, retired)
