@@ -14,6 +14,7 @@ from compiler.emit.priority import priority_classes
 from compiler.emit.qos import kubelet_dropins, namespace_qos
 from compiler.emit.render import render
 from compiler.emit.taints import device_taint_rules
+from compiler.parallel import map_in_order
 from compiler.resolve import ResolvedCluster, ResolvedFleet
 from compiler.solve import ClusterPlan
 
@@ -45,29 +46,45 @@ def kustomization(cluster: str, manifests: list[Manifest]) -> Manifest:
     )
 
 
+ClusterFiles = tuple[dict[str, str], list[SyncedKind]]
+
+
+def cluster_files(
+    cluster: ResolvedCluster, fleet: ResolvedFleet, plan: ClusterPlan
+) -> ClusterFiles:
+    """One cluster's rendered files (synced objects, kustomization, node and Kueue config) and
+    the kinds Argo CD syncs for it."""
+    files: dict[str, str] = {}
+    manifests = cluster_manifests(cluster, fleet)
+    queues = kueue_manifests(cluster, plan, fleet.ladder)
+    manifests = sorted([*manifests, *queues], key=lambda m: m.path)
+    unsynced = dict(kubelet_dropins(cluster))
+    config = kueue_config(cluster)
+    if config is not None:
+        unsynced[config[0]] = config[1]
+    unsynced.update((m.path, m) for m in node_config(cluster, plan))
+    for path, manifest in unsynced.items():
+        files[path] = render(manifest)
+    for manifest in manifests:
+        files[manifest.path] = render(manifest)
+    synced = [synced_kind(m, files[m.path]) for m in manifests]
+    files[f"clusters/{cluster.name}/kustomization.yaml"] = render(
+        kustomization(cluster.name, manifests)
+    )
+    return files, synced
+
+
 def build_tree(fleet: ResolvedFleet, plans: list[ClusterPlan]) -> dict[str, str]:
     """Every file gpufleet owns below out/, path -> text."""
     tree: dict[str, str] = {}
     plan_of = {plan.cluster: plan for plan in plans}
     synced: list[SyncedKind] = []
-    for cluster in fleet.clusters:
-        plan = plan_of[cluster.name]
-        manifests = cluster_manifests(cluster, fleet)
-        queues = kueue_manifests(cluster, plan, fleet.ladder)
-        manifests = sorted([*manifests, *queues], key=lambda m: m.path)
-        unsynced = dict(kubelet_dropins(cluster))
-        config = kueue_config(cluster)
-        if config is not None:
-            unsynced[config[0]] = config[1]
-        unsynced.update((m.path, m) for m in node_config(cluster, plan))
-        for path, manifest in unsynced.items():
-            tree[path] = render(manifest)
-        for manifest in manifests:
-            tree[manifest.path] = render(manifest)
-        synced += [synced_kind(m, tree[m.path]) for m in manifests]
-        tree[f"clusters/{cluster.name}/kustomization.yaml"] = render(
-            kustomization(cluster.name, manifests)
-        )
+    per_cluster = map_in_order(
+        lambda cluster: cluster_files(cluster, fleet, plan_of[cluster.name]), fleet.clusters
+    )
+    for files, kinds in per_cluster:
+        tree.update(files)
+        synced += kinds
     for manifest in argocd_manifests(fleet.fleet, [c.name for c in fleet.clusters], synced):
         tree[manifest.path] = render(manifest)
     for plan in plans:

@@ -13,6 +13,7 @@ from collections import Counter
 from ortools.sat.python import cp_model
 
 from compiler.diagnostics import CompileError, Diagnostic
+from compiler.parallel import map_in_order
 from compiler.resolve import ResolvedCluster, ResolvedFleet
 from compiler.solve.explain import explain
 from compiler.solve.model import ClusterModel
@@ -41,16 +42,18 @@ def solve_fleet(
     previous: dict[str, ClusterPlan] | None = None,
 ) -> list[ClusterPlan]:
     """A plan per cluster, or CompileError naming every cluster whose guarantees conflict."""
-    plans: list[ClusterPlan] = []
-    problems: list[Diagnostic] = []
-    for cluster in fleet.clusters:
+
+    def solve_one(cluster: ResolvedCluster) -> ClusterPlan | list[Diagnostic]:
         try:
-            plans.append(solve_cluster(cluster, time_limit, (previous or {}).get(cluster.name)))
+            return solve_cluster(cluster, time_limit, (previous or {}).get(cluster.name))
         except CompileError as error:
-            problems.extend(error.diagnostics)
+            return list(error.diagnostics)
+
+    results = map_in_order(solve_one, fleet.clusters)
+    problems = [d for r in results if isinstance(r, list) for d in r]
     if problems:
         raise CompileError(problems)
-    return plans
+    return [r for r in results if isinstance(r, ClusterPlan)]
 
 
 def solve_cluster(
