@@ -14,11 +14,11 @@ import traceback
 from collections.abc import Sequence
 from pathlib import Path
 
-from compiler.diagnostics import CompileError, Diagnostic, Span, exit_code_for
+from compiler.diagnostics import CompileError, Diagnostic, Span, exit_code_for, fail
 from compiler.diagnostics.codes import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, EXIT_POLICY
 from compiler.diagnostics.formats import FORMATS, FORMATTERS
 from compiler.model.schema import policy_schema_text
-from compiler.pipeline import check_policies
+from compiler.pipeline import Compiled, check_policies
 from compiler.review import (
     REVIEW_COMMANDS,
     add_review_arguments,
@@ -98,6 +98,11 @@ def _parser() -> argparse.ArgumentParser:
         )
         if name == "compile":
             sub.add_argument(
+                "--validate",
+                action="store_true",
+                help="check every emitted object against its API's schema before writing",
+            )
+            sub.add_argument(
                 "--timings",
                 action="store_true",
                 help="print the seconds spent in each stage to stderr",
@@ -157,6 +162,9 @@ def _run(args: argparse.Namespace, fmt: str) -> int:
     timings = StageTimings()
     compiled = compile_as_compile_would(args, lambda d: _report(d, fmt), timings)
     _report(compiled.warnings, fmt)
+    if args.validate:
+        with timings.stage("validate"):
+            _validate(compiled)
     if args.check:
         changes = compare_tree(args.out, compiled.tree)
         note_foreign(args.out, changes.foreign)
@@ -203,6 +211,25 @@ def _run(args: argparse.Namespace, fmt: str) -> int:
     if args.timings:
         sys.stderr.write(f"timings: {timings.line()}\n")
     return EXIT_OK
+
+
+def _validate(compiled: Compiled) -> None:
+    """GF505 for every emitted object its API would refuse (a gpufleet bug: please report)."""
+    try:
+        from compiler.validate import validate_tree
+    except ImportError:
+        raise fail(
+            "GF113", "--validate needs the validate extra", None, "pip install 'gpufleet[validate]'"
+        ) from None
+    versions = {c.name: c.cluster.spec.kubernetes_version for c in compiled.fleet.clusters}
+    problems = validate_tree(compiled.tree, versions)
+    if problems:
+        raise CompileError(
+            [
+                Diagnostic("GF505", problem, None, ("this is a gpufleet bug: please report it",))
+                for problem in problems
+            ]
+        )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -19,6 +19,7 @@ from compiler.model import build_policies
 from compiler.model.policy import Team
 from compiler.pipeline import Compiled, compile_policies
 from compiler.resolve.teams import quota_namespace
+from compiler.validate import validate_object
 from tests.admission_harness import Cluster, Decision, Request
 from tests.admission_requests import (
     claim,
@@ -31,7 +32,6 @@ from tests.admission_requests import (
     workload,
 )
 from tests.conftest import EXAMPLE
-from tests.schema_validation import validate_object
 
 POLICIES = build_policies(load_policies(EXAMPLE))
 LADDER = [level.name for level in POLICIES.ladder.spec.levels] if POLICIES.ladder else []

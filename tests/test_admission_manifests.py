@@ -12,9 +12,9 @@ from compiler.cel import compile_expression
 from compiler.cel.ast import parse_checked, selected_fields
 from compiler.emit.admission_cost import ADMISSION_VARIABLES
 from compiler.pipeline import Compiled, compile_policies
+from compiler.validate import validate_object
 from tests import fleets
 from tests.conftest import PolicyWriter
-from tests.schema_validation import validate_object
 
 POLICY_NAMES = {
     "gpufleet-admin-access",

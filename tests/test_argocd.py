@@ -15,9 +15,9 @@ import pytest
 import yaml
 
 from compiler.pipeline import Compiled
+from compiler.validate import CMP_SCHEMA, validate_object
 from compiler.write import cluster_stream
 from tests.conftest import EXAMPLE, REPO
-from tests.schema_validation import CMP_SCHEMA, validate_object
 from tests.test_cli import Run
 
 

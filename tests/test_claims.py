@@ -8,9 +8,9 @@ import yaml
 
 from compiler.diagnostics import CompileError, Severity
 from compiler.pipeline import Compiled, compile_policies
+from compiler.validate import validate_object
 from tests import fleets
 from tests.conftest import PolicyWriter
-from tests.schema_validation import validate_object
 
 POOLS = """
     - {name: h100, nodes: 2, gpu: H100-80GB, gpusPerNode: 8, hostMemory: 2Ti, cpu: 224,

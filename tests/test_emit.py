@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ import yaml
 
 from compiler.emit.manifest import SOURCE_ANNOTATION
 from compiler.pipeline import Compiled
-from tests.schema_validation import validate_object
+from compiler.validate import CRD_FILES, crd_schema, validate_object
 
 KUBERNETES_VERSION = "1.36"
 
@@ -129,3 +130,39 @@ def test_kubectl_kustomize_renders_each_cluster(compiled_example: Compiled, tmp_
         listed = yaml.safe_load(compiled_example.tree[f"clusters/{cluster}/kustomization.yaml"])
         assert len(kinds) == len(listed["resources"])
         assert {"DeviceClass", "ResourceClaimTemplate", "ResourceQuota"} <= set(kinds)
+
+
+def test_compile_validate_checks_every_object_and_reports_gf505(
+    run_cli: Callable[..., tuple[int, str, str]],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    code, _, err = run_cli("compile", "--validate", "--out", tmp_path / "out")
+    assert code == 0, err
+    from compiler.emit import tree as tree_module
+
+    original = tree_module.render
+
+    def broken(manifest):  # type: ignore[no-untyped-def]
+        text = original(manifest)
+        if manifest.kind == "DeviceClass":
+            return text.replace("  selectors:\n", "  selector:\n")
+        return text
+
+    monkeypatch.setattr(tree_module, "render", broken)
+    code, _, err = run_cli("compile", "--validate", "--out", tmp_path / "out2")
+    assert code == 3 and "error[GF505]" in err and "deviceclass_training.yaml" in err
+    assert not (tmp_path / "out2").exists()
+
+
+@pytest.mark.parametrize("crd", sorted(set(CRD_FILES)))
+def test_vendored_crd_schemas_are_valid_json_schemas(crd: tuple[str, str]) -> None:
+    import jsonschema
+
+    group, kind = crd
+    for version in ("v1alpha1", "v1beta2"):
+        try:
+            schema = crd_schema(group, kind, version)
+        except KeyError:
+            continue
+        jsonschema.validators.validator_for(schema).check_schema(schema)

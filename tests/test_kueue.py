@@ -14,7 +14,7 @@ from compiler.emit.kueue_quota import cohort_groups, team_groups
 from compiler.pipeline import Compiled
 from compiler.quantity import parse_quantity
 from compiler.resolve.kueue import HOST_FLAVOR
-from tests.schema_validation import (
+from compiler.validate import (
     CelRuleViolation,
     check_cel_rules,
     crd_schema,

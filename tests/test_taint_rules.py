@@ -6,9 +6,9 @@ import yaml
 
 from compiler.emit.taints import device_names, mig_device_name
 from compiler.pipeline import Compiled, compile_policies
+from compiler.validate import validate_object
 from tests import fleets
 from tests.conftest import PolicyWriter
-from tests.schema_validation import validate_object
 
 POOLS = """
     - {name: h100, nodes: 2, gpu: H100-80GB, gpusPerNode: 8, hostMemory: 2Ti, cpu: 224,

@@ -14,8 +14,8 @@ import yaml
 from compiler.diagnostics import CompileError
 from compiler.model.policy import KUBERNETES_VERSIONS
 from compiler.pipeline import Compiled, compile_policies
+from compiler.validate import validate_builtin, validate_object
 from compiler.versions import TARGETS, Feature, Gated, earliest, target
-from tests.schema_validation import validate_builtin, validate_object
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "versions"
 FIXTURE_VERSIONS = ("1.32", "1.33", "1.34", "1.35")

@@ -182,6 +182,7 @@ CODES: dict[str, Code] = _codes(
         "a file gpufleet does not own stands where it would write",
     ),
     Code("GF504", "previous-plan-unreadable", W, EXIT_OK, "a previous plan cannot be read"),
+    Code("GF505", "invalid-output", E, EXIT_INTERNAL, "an emitted object fails its API's schema"),
     Code(
         "GF701",
         "admission-cost",
