@@ -186,7 +186,8 @@ def test_without_a_fleet_nvidia_gpu_is_the_device_plugin_resource(
     compiled = _small_fleet(write_policies, "{select: {models: [H100]}}")
     assert forbidden_resources(compiled) == ["nvidia.com/gpu"]
     quotas = [q["metadata"]["name"] for q in of_kind(compiled, "ResourceQuota", "c1")]
-    assert quotas == ["gpufleet-devices"]  # no PriorityLadder: no priority quotas
+    assert "gpufleet-priorities" not in quotas  # no PriorityLadder: no priority quotas
+    assert "gpufleet-devices" in quotas
 
 
 def test_a_tier_serving_the_legacy_name_through_dra_lifts_the_ban(

@@ -130,8 +130,8 @@ def test_github_format_annotates_file_and_line(run_cli: Run, policy_copy: Path) 
     assert ",line=15,col=" in errors[0] and "GF202" in errors[0]
 
 
-def test_explain_prints_capacity_per_tier_and_pool(run_cli: Run) -> None:
-    code, out, err = run_cli("explain", "--policies", EXAMPLE)
+def test_explain_prints_capacity_per_tier_and_pool(run_cli: Run, tmp_path: Path) -> None:
+    code, out, err = run_cli("explain", "--policies", EXAMPLE, "--out", tmp_path / "out")
     assert code == 0, err
     assert "pool h100: 16 nodes x 8 H100-80GB (4 x all-2x3g.40gb, 12 x all-disabled)" in out
     assert "tier inference: capacity 64, guaranteed 52, limit 72, headroom 12 (18%)" in out
@@ -142,5 +142,5 @@ def test_explain_on_an_infeasible_fleet_says_why(run_cli: Run, policy_copy: Path
     team = policy_copy / "teams" / "vision.yaml"
     text = team.read_text().replace("guaranteed: 16", "guaranteed: 40")
     team.write_text(text.replace("limit: 32", "limit: 40"))
-    code, _, err = run_cli("explain", "--policies", policy_copy)
-    assert code == 1 and "GF401" in err and "or add 1 node to pool b200" in err
+    code, _, err = run_cli("explain", "--policies", policy_copy, "--out", policy_copy / "no-out")
+    assert code == 1 and "GF401" in err and "or add 2 nodes to pool b200" in err

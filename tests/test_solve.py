@@ -82,7 +82,7 @@ def test_conflict_set_is_minimal_and_fixes_are_computed(write_policies: PolicyWr
     )
     assert teams_named(diagnostic) == ["a"]
     assert "ask for 9 devices" in diagnostic.message and "at most 8" in diagnostic.message
-    assert "cut 1 from a's big guarantee (namespace a)" in diagnostic.hints
+    assert "to make cluster c1 fit: cut 1 from a's big guarantee (namespace a)" in diagnostic.hints
     assert "or add 1 node to pool h200" in diagnostic.hints
 
 

@@ -152,7 +152,7 @@ def explain(cluster: ResolvedCluster, deadline: Deadline) -> Diagnostic:
             f"(namespace {by_key[k].namespace})"
             for k, n in sorted(conflict.cuts.items())
         ]
-        hints.append("cut " + ", ".join(parts))
+        hints.append(f"to make cluster {cluster.name} fit: cut " + ", ".join(parts))
     for pool, nodes in sorted(conflict.growth.items()):
         hints.append(f"or add {nodes} node{'s' if nodes != 1 else ''} to pool {pool}")
     for taint in conflict.taints:
