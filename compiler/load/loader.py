@@ -6,15 +6,16 @@ duplicate keys and custom tags are errors, and every value becomes a plain Pytho
 
 from __future__ import annotations
 
-import datetime
+import math
+import re
+from collections.abc import Callable
+from functools import lru_cache
 from pathlib import Path as FsPath
 from typing import Any
 
+import yaml as pyyaml
 from ruamel.yaml import YAML
-from ruamel.yaml.comments import CommentedMap, CommentedSeq, TaggedScalar
-from ruamel.yaml.constructor import DuplicateKeyError
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
-from ruamel.yaml.scalarbool import ScalarBoolean
 
 from compiler.diagnostics import CompileError, Diagnostic, Span, fail
 from compiler.load.document import Path, SourceDocument
@@ -25,13 +26,10 @@ MAX_NODES_PER_FILE = 200_000
 MAX_DEPTH = 64
 """Deeper nesting than the policy language ever needs."""
 
+_LIBYAML = getattr(pyyaml, "CSafeLoader", None)
+
 MAX_FILE_BYTES = 8 * 1024 * 1024
 """Policy files are small; a larger one is refused before it is parsed."""
-
-_STANDARD_TAGS = frozenset(
-    "tag:yaml.org,2002:" + name
-    for name in ("map", "seq", "str", "int", "float", "bool", "null", "timestamp", "merge")
-)
 
 
 def policy_files(root: FsPath) -> list[FsPath]:
@@ -85,27 +83,41 @@ def load_file(path: FsPath, shown: str, origin: str) -> list[SourceDocument]:
     return parse_documents(text, shown, origin)
 
 
+def compose(text: str) -> tuple[list[Any], bool]:
+    """The documents' root nodes, and whether plain scalars still need YAML 1.2 resolution.
+
+    libyaml (PyYAML's C composer) is the fast path; it speaks YAML 1.1 and refuses some valid
+    YAML 1.2 (a `:` inside a plain scalar in a flow mapping, e.g. a URL). Whatever it refuses
+    goes to ruamel.yaml's YAML 1.2 composer, whose errors are the ones reported.
+    """
+    if _LIBYAML is not None:
+        try:
+            return list(pyyaml.compose_all(text, Loader=_LIBYAML)), True
+        except pyyaml.YAMLError:
+            pass
+    return list(YAML(typ="safe", pure=True).compose_all(text)), False
+
+
 def parse_documents(text: str, shown: str, origin: str) -> list[SourceDocument]:
-    """Parse YAML text (possibly several documents) into SourceDocuments."""
-    yaml = YAML(typ="rt", pure=True)
-    yaml.allow_duplicate_keys = False
+    """Parse YAML text (possibly several documents) into SourceDocuments.
+
+    Documents are composed into nodes (positions on every node) and turned into builtins here
+    under the YAML 1.2 core schema, so duplicate keys, tags, merge keys and alias expansion are
+    checked in one place, with the node's own position.
+    """
     documents: list[SourceDocument] = []
     try:
-        for index, raw in enumerate(yaml.load_all(text)):
-            if raw is None:
+        roots, resolve_plain = compose(text)
+        for index, root in enumerate(roots):
+            if root is None or (root.id == "scalar" and _tag(root, resolve_plain) == _NULL):
                 continue
-            converter = _Converter(shown)
-            if hasattr(raw, "lc"):
-                converter.spans[()] = Span(shown, raw.lc.line + 1, raw.lc.col + 1)
-            data = converter.convert(raw, (), 0)
+            converter = _Converter(shown, resolve_plain)
+            converter.spans[()] = converter.span_of(root)
+            data = converter.convert(root, (), 0)
             documents.append(SourceDocument(shown, origin, index, data, converter.spans))
-    except DuplicateKeyError as error:
-        hint = "remove or rename one of the keys"
-        raise CompileError([_marked("GF102", error, shown, hint)]) from None
     except MarkedYAMLError as error:
-        code = "GF103" if "constructor" in (error.problem or "") else "GF101"
         hint = "check the YAML syntax near here"
-        raise CompileError([_marked(code, error, shown, hint)]) from None
+        raise CompileError([_marked("GF101", error, shown, hint)]) from None
     except YAMLError as error:
         raise fail("GF101", str(error).strip(), Span(shown, 1, 1)) from None
     except RecursionError:
@@ -120,16 +132,66 @@ def _marked(code: str, error: MarkedYAMLError, shown: str, hint: str) -> Diagnos
     return Diagnostic(code, problem.strip() or "invalid YAML", Span(shown, line, column), (hint,))
 
 
-class _Converter:
-    """Turns a ruamel round-trip tree into builtins, recording a span for every node."""
+_YAML = "tag:yaml.org,2002:"
+_STR, _INT, _FLOAT, _BOOL, _NULL = (_YAML + t for t in ("str", "int", "float", "bool", "null"))
+_MAP, _SEQ, _MERGE, _TIMESTAMP = (_YAML + t for t in ("map", "seq", "merge", "timestamp"))
+_SPECIAL_FLOATS = {".inf": math.inf, "+.inf": math.inf, "-.inf": -math.inf, ".nan": math.nan}
 
-    def __init__(self, file: str) -> None:
+
+_CORE_SCHEMA = (  # YAML 1.2 core schema, for plain scalars
+    (_NULL, re.compile(r"^(?:~|null|Null|NULL|)$")),
+    (_BOOL, re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$")),
+    (_INT, re.compile(r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$")),
+    (
+        _FLOAT,
+        re.compile(
+            r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+            r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"
+        ),
+    ),
+)
+_LIBYAML_RESOLVER = pyyaml.resolver.Resolver()
+
+
+def _tag(node: Any, resolve_plain: bool) -> str:
+    """The node's tag under YAML 1.2: libyaml's YAML 1.1 guess is redone for plain scalars
+    that were not tagged explicitly (`yes` stays a string, `0o17` is an int)."""
+    tag: str = node.tag
+    if not resolve_plain or node.id != "scalar" or node.style not in (None, ""):
+        return tag
+    if tag != _yaml11_tag(node.value):
+        return tag  # an explicit tag, e.g. `!!str 123`
+    return _yaml12_tag(node.value)
+
+
+@lru_cache(maxsize=65536)
+def _yaml11_tag(value: str) -> str:
+    """The tag libyaml's resolver gives an untagged plain scalar."""
+    resolved: str = _LIBYAML_RESOLVER.resolve(  # type: ignore[no-untyped-call]
+        pyyaml.ScalarNode, value, (True, False)
+    )
+    return resolved
+
+
+@lru_cache(maxsize=65536)
+def _yaml12_tag(value: str) -> str:
+    """The tag of a plain scalar under the YAML 1.2 core schema."""
+    return next((t for t, pattern in _CORE_SCHEMA if pattern.match(value)), _STR)
+
+
+class _Converter:
+    """Turns composed nodes into builtins, recording a span for every node."""
+
+    def __init__(self, file: str, resolve_plain: bool) -> None:
         self.file = file
+        self.resolve_plain = resolve_plain
         self.spans: dict[Path, Span] = {}
         self.nodes = 0
 
-    def _span(self, line: int, column: int) -> Span:
-        return Span(self.file, line + 1, column + 1)
+    def span_of(self, node: Any) -> Span:
+        """Where a node starts (1-based)."""
+        mark = node.start_mark
+        return Span(self.file, mark.line + 1, mark.column + 1)
 
     def _at(self, path: Path) -> Span:
         return self.spans.get(path, Span(self.file, 1, 1))
@@ -142,76 +204,92 @@ class _Converter:
             raise fail("GF103", message, self._at(path), hint)
         if depth > MAX_DEPTH:
             raise fail("GF103", f"nesting deeper than {MAX_DEPTH} levels", self._at(path))
-        self._check_tag(node, path)
-        if isinstance(node, CommentedMap):
+        tag = _tag(node, self.resolve_plain)
+        if node.id == "mapping" and tag in (_MAP, _MERGE):
             return self._mapping(node, path, depth)
-        if isinstance(node, CommentedSeq):
+        if node.id == "sequence" and tag == _SEQ:
             return self._sequence(node, path, depth)
-        return _scalar(node)
+        if node.id == "scalar" and tag in _SCALARS:
+            return _SCALARS[tag](node.value)
+        hint = "policy files use plain YAML: remove the tag"
+        raise fail("GF103", f"YAML tag {tag} is not allowed", self.span_of(node), hint)
 
-    def _check_tag(self, node: Any, path: Path) -> None:
-        tag = getattr(node, "tag", None)
-        value = getattr(tag, "value", tag) if tag is not None else None
-        if isinstance(node, TaggedScalar) or (
-            isinstance(value, str) and value and value not in _STANDARD_TAGS
-        ):
-            message = f"YAML tag {value or getattr(node, 'tag', '?')} is not allowed"
-            hint = "policy files use plain YAML: remove the tag"
-            raise fail("GF103", message, self._at(path), hint)
+    def _pairs(self, node: Any) -> list[tuple[Any, Any]]:
+        """The mapping's key/value nodes with `<<` merges applied (own keys win)."""
+        own = [(k, v) for k, v in node.value if k.tag != _MERGE]
+        merged: list[tuple[Any, Any]] = []
+        for key, value in node.value:
+            if key.tag != _MERGE:
+                continue
+            sources = value.value if value.id == "sequence" else [value]
+            for source in sources:
+                if source.id != "mapping":
+                    hint = "`<<` merges mappings only"
+                    raise fail("GF103", "a merge key needs a mapping", self.span_of(source), hint)
+                merged.extend(self._pairs(source))
+        taken = {k.value for k, _ in own if k.id == "scalar"}
+        extra: dict[object, tuple[Any, Any]] = {}
+        for key, value in merged:
+            if key.id == "scalar" and key.value not in taken:
+                extra.setdefault(key.value, (key, value))
+        return own + list(extra.values())
 
-    def _mapping(self, node: CommentedMap, path: Path, depth: int) -> dict[str, Any]:
+    def _mapping(self, node: Any, path: Path, depth: int) -> dict[str, Any]:
         result: dict[str, Any] = {}
-        for key in node:
-            if not isinstance(key, str | int | float | bool) or key is None:
+        keys: dict[str, Any] = {}
+        for key_node, value_node in self._pairs(node):
+            key_tag = _tag(key_node, self.resolve_plain)
+            if key_node.id != "scalar" or key_tag not in _SCALARS:
+                raise fail("GF107", "mapping keys must be plain scalars", self.span_of(key_node))
+            key = _SCALARS[key_tag](key_node.value)
+            name = key if isinstance(key, str) else str(key_node.value).lower()
+            if name in keys:
+                first = self.span_of(keys[name])
                 raise CompileError(
                     [
                         Diagnostic(
-                            "GF107",
-                            "mapping keys must be plain scalars",
-                            self._span(node.lc.line, node.lc.col),
+                            "GF102",
+                            f"duplicate key {name!r} in a mapping",
+                            self.span_of(key_node),
+                            ("remove or rename one of the keys",),
+                            (("first defined here", first),),
                         )
                     ]
                 )
-            name = key if isinstance(key, str) else str(_scalar(key)).lower()
+            keys[name] = key_node
             child = (*path, name)
-            try:
-                line, column = node.lc.value(key)
-            except (KeyError, TypeError):
-                line, column = node.lc.line, node.lc.col
-            self.spans[child] = self._span(line, column)
-            try:
-                key_line, key_column = node.lc.key(key)
-                self.spans[(*child, "<key>")] = self._span(key_line, key_column)
-            except (KeyError, TypeError):
-                pass
-            result[name] = self.convert(node[key], child, depth + 1)
+            self.spans[child] = self.span_of(value_node)
+            self.spans[(*child, "<key>")] = self.span_of(key_node)
+            result[name] = self.convert(value_node, child, depth + 1)
         return result
 
-    def _sequence(self, node: CommentedSeq, path: Path, depth: int) -> list[Any]:
+    def _sequence(self, node: Any, path: Path, depth: int) -> list[Any]:
         result: list[Any] = []
-        for index, item in enumerate(node):
+        for index, item in enumerate(node.value):
             child = (*path, index)
-            try:
-                line, column = node.lc.item(index)
-            except (KeyError, TypeError):
-                line, column = node.lc.line, node.lc.col
-            self.spans[child] = self._span(line, column)
+            self.spans[child] = self.span_of(item)
             result.append(self.convert(item, child, depth + 1))
         return result
 
 
-def _scalar(node: Any) -> Any:
-    """A ruamel scalar as the plain builtin it stands for."""
-    if node is None or isinstance(node, bool):
-        return node
-    if isinstance(node, ScalarBoolean):
-        return bool(node)
-    if isinstance(node, int):
-        return int(node)
-    if isinstance(node, float):
-        return float(node)
-    if isinstance(node, str):
-        return str(node)
-    if isinstance(node, datetime.datetime | datetime.date):
-        return node.isoformat()
-    return str(node)
+def _int(text: str) -> int:
+    digits = text.replace("_", "")
+    sign = -1 if digits.startswith("-") else 1
+    digits = digits.lstrip("+-")
+    if digits[:2].lower() in ("0o", "0x", "0b"):
+        return sign * int(digits, 0)
+    return sign * int(digits)
+
+
+def _float(text: str) -> float:
+    return _SPECIAL_FLOATS.get(text.lower()) or float(text.replace("_", ""))
+
+
+_SCALARS: dict[str, Callable[[str], Any]] = {
+    _STR: str,
+    _INT: _int,
+    _FLOAT: _float,
+    _BOOL: lambda text: text.lower() == "true",
+    _NULL: lambda text: None,
+    _TIMESTAMP: str,  # kept as written: no field of the policy language is a timestamp
+}
