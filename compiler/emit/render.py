@@ -55,6 +55,7 @@ def environment() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(templates_dir()),
         bytecode_cache=jinja2.FileSystemBytecodeCache(),  # compiled templates, in the temp dir
+        auto_reload=False,  # templates do not change while gpufleet runs: no stat per render
         undefined=jinja2.StrictUndefined,
         finalize=_finalize,
         autoescape=False,
