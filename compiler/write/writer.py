@@ -5,10 +5,15 @@ from __future__ import annotations
 import errno
 import os
 import shutil
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from compiler.write.atomic import recover, replace_directory
+
+WRITER_THREADS = 4
+"""Threads writing files into the staging directory (the order does not matter: the directory
+is swapped in whole)."""
 
 OWNED_LIST = ".gpufleet-owned"
 """The list of files below out/ that gpufleet wrote and may prune; nothing else is touched."""
@@ -127,13 +132,15 @@ def write_tree(out: Path, tree: dict[str, str]) -> Staleness:
             target.symlink_to(os.readlink(source))
         else:
             shutil.copy2(source, target)
-    made: set[Path] = set()
-    for path, text in _with_listing(tree).items():
-        target = staging / path
-        if target.parent not in made:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            made.add(target.parent)
-        target.write_bytes(text.encode("utf-8"))
+    files = _with_listing(tree)
+    for directory in sorted({(staging / path).parent for path in files}):
+        directory.mkdir(parents=True, exist_ok=True)
+    with ThreadPoolExecutor(max_workers=WRITER_THREADS) as pool:  # file writes release the GIL
+        list(
+            pool.map(
+                lambda item: (staging / item[0]).write_bytes(item[1].encode("utf-8")), files.items()
+            )
+        )
     os.sync()  # every file durable before the swap; one flush instead of one per file
     replace_directory(staging, out, retired)
     shutil.rmtree(retired, ignore_errors=True)
