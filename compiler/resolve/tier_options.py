@@ -74,6 +74,10 @@ def check_cluster_tier_options(cluster: ResolvedCluster, problems: list[Diagnost
                         "GF224",
                         f"tier {tier.name!r} cannot be shared ({spec.sharing}): {reason}",
                         source.span(("spec", "sharing")),
+                        (
+                            "split the tier so that each selects only whole GPUs or only MIG devices "
+                            "of the NVIDIA driver, or set `sharing: Exclusive`",
+                        ),
                     )
                 )
             if mig == {True} and spec.time_slice_interval is not None:
