@@ -56,15 +56,17 @@ def _policies(size: str, directory: Path) -> Path:
 def compile_once(policies: Path, out: Path, extra: list[str]) -> Run:
     """One `gpufleet compile` process into an empty `out`, measured with wait4."""
     shutil.rmtree(out, ignore_errors=True)
-    start = time.perf_counter()
-    process = subprocess.Popen(
-        [*GPUFLEET, "compile", "--policies", str(policies), "--out", str(out), "--timings",
-         *extra],
-        cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-    )
-    _, status, usage = os.wait4(process.pid, 0)
-    wall = time.perf_counter() - start
-    stderr = process.stderr.read() if process.stderr else ""
+    log = out.with_name(out.name + ".stderr")
+    with log.open("w") as errors:  # a file, not a pipe: warnings must not fill a pipe buffer
+        start = time.perf_counter()
+        process = subprocess.Popen(
+            [*GPUFLEET, "compile", "--policies", str(policies), "--out", str(out), "--timings",
+             *extra],
+            cwd=REPO, stdout=subprocess.DEVNULL, stderr=errors,
+        )
+        _, status, usage = os.wait4(process.pid, 0)
+        wall = time.perf_counter() - start
+    stderr = log.read_text()
     if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit(f"compile of {policies} failed:\n{stderr[-2000:]}")
     line = next(ln for ln in stderr.splitlines() if ln.startswith("timings: "))

@@ -135,6 +135,8 @@ def _marked(code: str, error: MarkedYAMLError, shown: str, hint: str) -> Diagnos
 _YAML = "tag:yaml.org,2002:"
 _STR, _INT, _FLOAT, _BOOL, _NULL = (_YAML + t for t in ("str", "int", "float", "bool", "null"))
 _MAP, _SEQ, _MERGE, _TIMESTAMP = (_YAML + t for t in ("map", "seq", "merge", "timestamp"))
+_INT_BOUND = 10**30
+"""Integers this large are never a policy value (and huge ones are costly to print)."""
 _SPECIAL_FLOATS = {".inf": math.inf, "+.inf": math.inf, "-.inf": -math.inf, ".nan": math.nan}
 
 
@@ -210,9 +212,22 @@ class _Converter:
         if node.id == "sequence" and tag == _SEQ:
             return self._sequence(node, path, depth)
         if node.id == "scalar" and tag in _SCALARS:
-            return _SCALARS[tag](node.value)
+            return self._scalar(node, tag)
         hint = "policy files use plain YAML: remove the tag"
         raise fail("GF103", f"YAML tag {tag} is not allowed", self.span_of(node), hint)
+
+    def _scalar(self, node: Any, tag: str) -> Any:
+        try:
+            value = _SCALARS[tag](node.value)
+        except (ValueError, OverflowError):
+            value = None
+            problem = f"cannot read {node.value[:40]!r} as {tag.rsplit(':', 1)[-1]}"
+        else:
+            if not isinstance(value, int) or isinstance(value, bool) or abs(value) < _INT_BOUND:
+                return value
+            problem = "this integer is out of range"
+        hint = "quote the value if it is meant as text"
+        raise fail("GF107", problem, self.span_of(node), hint)
 
     def _pairs(self, node: Any) -> list[tuple[Any, Any]]:
         """The mapping's key/value nodes with `<<` merges applied (own keys win)."""
@@ -241,7 +256,7 @@ class _Converter:
             key_tag = _tag(key_node, self.resolve_plain)
             if key_node.id != "scalar" or key_tag not in _SCALARS:
                 raise fail("GF107", "mapping keys must be plain scalars", self.span_of(key_node))
-            key = _SCALARS[key_tag](key_node.value)
+            key = self._scalar(key_node, key_tag)
             name = key if isinstance(key, str) else str(key_node.value).lower()
             if name in keys:
                 first = self.span_of(keys[name])
