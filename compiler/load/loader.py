@@ -221,7 +221,8 @@ class _Converter:
             value = _SCALARS[tag](node.value)
         except (ValueError, OverflowError):
             value = None
-            problem = f"cannot read {node.value[:40]!r} as {tag.rsplit(':', 1)[-1]}"
+            kind = tag.rsplit(":", 1)[-1]
+            problem = f"cannot read {node.value[:40]!r} as a YAML {kind}"
         else:
             if not isinstance(value, int) or isinstance(value, bool) or abs(value) < _INT_BOUND:
                 return value

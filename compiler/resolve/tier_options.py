@@ -75,8 +75,8 @@ def check_cluster_tier_options(cluster: ResolvedCluster, problems: list[Diagnost
                         f"tier {tier.name!r} cannot be shared ({spec.sharing}): {reason}",
                         source.span(("spec", "sharing")),
                         (
-                            "split the tier so that each selects only whole GPUs or only MIG devices "
-                            "of the NVIDIA driver, or set `sharing: Exclusive`",
+                            "split the tier so that each selects only whole GPUs or only MIG "
+                            "devices of the NVIDIA driver, or set `sharing: Exclusive`",
                         ),
                     )
                 )
