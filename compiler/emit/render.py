@@ -25,15 +25,22 @@ class Block(str):
 
 
 def block(text: str, indent: int) -> str:
-    """Multi-line text as a `|-` literal block at `indent`, or a quoted scalar if it must be."""
-    lines = text.split("\n")
+    """Multi-line text as a literal block at `indent`, or a quoted scalar if it must be.
+
+    `|-` when the text has no final line break, `|` when it has exactly one; anything a
+    literal block cannot hold exactly (more final breaks, trailing spaces, tabs, non-ASCII,
+    a leading space) is quoted instead.
+    """
+    ends_with_break = text.endswith("\n")
+    lines = (text[:-1] if ends_with_break else text).split("\n")
     readable = all(
         all(0x20 <= ord(c) <= 0x7E for c in line) and line == line.rstrip() for line in lines
     )
-    if len(lines) == 1 or not readable or not lines[0] or lines[0][0] == " ":
+    if len(lines) == 1 or not readable or not lines[0] or lines[0][0] == " " or not lines[-1]:
         return Block(yaml_scalar(text))
     pad = " " * indent
-    return Block("|-\n" + "\n".join(pad + line if line else "" for line in lines))
+    chomping = "" if ends_with_break else "-"
+    return Block(f"|{chomping}\n" + "\n".join(pad + line if line else "" for line in lines))
 
 
 def _finalize(value: Any) -> str:

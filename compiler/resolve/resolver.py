@@ -7,6 +7,7 @@ from compiler.diagnostics import CompileError, Diagnostic, Severity
 from compiler.model import Policies
 from compiler.model.policy import Team
 from compiler.resolve.fleet import ResolvedCluster, ResolvedFleet, TierInCluster
+from compiler.resolve.isolation import check_namespaces
 from compiler.resolve.ladder import check_ladder
 from compiler.resolve.pools import resolve_pools
 from compiler.resolve.teams import check_team, team_guarantees
@@ -17,6 +18,7 @@ def resolve(policies: Policies, catalog: Catalog) -> ResolvedFleet:
     """Resolve every reference of the policies; raise CompileError if any is broken."""
     problems: list[Diagnostic] = []
     check_ladder(policies.ladder, problems)
+    check_namespaces(policies, problems)
     usable_tiers = [t for t in policies.tiers if check_tier(t, catalog, problems)]
     cluster_names = {c.name for c in policies.clusters}
     tier_names = {t.name for t in policies.tiers}
