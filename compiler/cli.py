@@ -29,6 +29,17 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(EXIT_INPUT)
 
 
+def _seconds(text: str) -> float:
+    """A positive number of seconds (`inf` for no limit); NaN, zero and negatives are refused."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of seconds")
+    return value
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="gpufleet", description=__doc__.split("\n")[0] if __doc__ else None)
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -51,7 +62,7 @@ def _parser() -> argparse.ArgumentParser:
         )
         sub.add_argument(
             "--solver-time-limit",
-            type=float,
+            type=_seconds,
             default=DEFAULT_TIME_LIMIT,
             metavar="SECONDS",
             help="time limit per cluster (default: %(default)s)",
