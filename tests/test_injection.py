@@ -239,3 +239,30 @@ def test_every_string_renders_as_itself(value: str, indent: int) -> None:
     for rendered in (yaml_scalar(value), block(value, indent + 2)):
         document = f"{' ' * indent}v: {rendered}\n"
         assert load_both(document) == [{"v": value}], document
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["a\nb", "a: b", "---", "'a'", '"a"', "{{ a }}", "{% a %}", "a/b", "../a", "a.b", "a" * 64],
+)
+@pytest.mark.parametrize("field", ["metadata.name", "namespace", "tier"])
+def test_names_that_reach_paths_and_labels_are_refused(
+    tmp_path: Path, name: str, field: str
+) -> None:
+    # Names become file names, label values and object names: only DNS-1123 labels pass.
+    root = tmp_path / "policies"
+    policies(root, "d", cel_with("x"), "ladder.yaml")
+    team: dict[str, Any] = {
+        "apiVersion": "gpufleet.dev/v1alpha1",
+        "kind": "Team",
+        "metadata": {"name": name if field == "metadata.name" else "a"},
+        "spec": {
+            "namespaces": [name if field == "namespace" else "a"],
+            "quotas": [{"tier": name if field == "tier" else "any", "guaranteed": 1}],
+        },
+    }
+    (root / "team.yaml").write_text(dump(team))
+    with pytest.raises(CompileError) as caught:
+        compile_policies(root)
+    codes = {d.code for d in caught.value.diagnostics}
+    assert codes == {"GF107"}, caught.value.diagnostics

@@ -3,6 +3,7 @@ diagnostic, within bounded time and memory, before anything expands or recurses.
 
 from __future__ import annotations
 
+import os
 import time
 import tracemalloc
 from collections.abc import Iterator
@@ -298,3 +299,13 @@ def test_policy_symlink_to_outside_is_refused(tmp_path: Path) -> None:
     (diagnostic,) = caught.value.diagnostics
     assert diagnostic.code == "GF122"
     assert "hunter2" not in diagnostic.message
+
+
+def test_a_file_name_that_is_not_utf8_is_refused(tmp_path: Path) -> None:
+    # The name would land in every object's source annotation as a lone surrogate.
+    (tmp_path / os.fsdecode(b"vis\xffion.yaml")).write_text("a: 1\n")
+    with pytest.raises(CompileError) as caught:
+        load_policies(tmp_path)
+    (diagnostic,) = caught.value.diagnostics
+    assert diagnostic.code == "GF109" and "file name" in diagnostic.message
+    assert diagnostic.span is not None and diagnostic.span.line == 1

@@ -62,11 +62,17 @@ def load_policies(root: FsPath) -> list[SourceDocument]:
 
 
 def _check_inside(path: FsPath, root: FsPath) -> None:
-    """Refuse a policy file that is a symlink to a file outside the policy directory.
+    """Refuse a policy file whose name is not UTF-8, or that links outside the policy directory.
 
-    Diagnostics quote source lines, so following such a link could print a file that is not
-    policy (a CI secret, say) into a public log.
+    The name lands in every object's source annotation, which must be text; and diagnostics
+    quote source lines, so following a link outside could print a file that is not policy
+    (a CI secret, say) into a public log.
     """
+    try:
+        path.relative_to(root).as_posix().encode("utf-8")
+    except UnicodeEncodeError:
+        message = f"the file name {path.name!r} is not UTF-8"
+        raise fail("GF109", message, Span(display_path(path), 1, 1), "rename the file") from None
     if not path.resolve().is_relative_to(root.resolve()):
         raise fail(
             "GF122",

@@ -78,13 +78,16 @@ def refuse_symlinks(out: Path, tree: dict[str, str]) -> None:
             Span(str(out)),
             "pass the real directory with --out, or remove the link",
         )
+    checked: set[str] = set()
     linked: set[str] = set()
     for path in [*tree, OWNED_LIST]:
         parts = PurePosixPath(path).parts
         for end in range(1, len(parts) + 1):
             relative = "/".join(parts[:end])
-            if relative not in linked and (out / relative).is_symlink():
-                linked.add(relative)
+            if relative not in checked:
+                checked.add(relative)
+                if (out / relative).is_symlink():
+                    linked.add(relative)
     if linked:
         raise CompileError(
             Diagnostic(

@@ -421,7 +421,16 @@ def textual(draw: st.DrawFn, tree: PolicyTree) -> PolicyTree:
         content = ("\n".join(lines_) + "\n").encode()
     elif operation == "new-file":
         name = draw(
-            st.sampled_from(["x.yaml", "teams/new.yml", "a b.yaml", "ünï.yaml", "q'\"\n{{x}}.yaml"])
+            st.sampled_from(
+                [
+                    "x.yaml",
+                    "teams/new.yml",
+                    "a b.yaml",
+                    "ünï.yaml",
+                    "q'\"\n{{x}}.yaml",
+                    "\udcff.yaml",
+                ]
+            )
             | st.text(
                 st.characters(blacklist_categories=("Cs",), blacklist_characters="/\x00"),
                 min_size=1,
