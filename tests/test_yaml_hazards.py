@@ -309,3 +309,11 @@ def test_a_file_name_that_is_not_utf8_is_refused(tmp_path: Path) -> None:
     (diagnostic,) = caught.value.diagnostics
     assert diagnostic.code == "GF109" and "file name" in diagnostic.message
     assert diagnostic.span is not None and diagnostic.span.line == 1
+
+
+@pytest.mark.parametrize("text", ["!!str foo\n", "--- !!str\n", "!!int 3\n"])
+def test_a_tagged_scalar_document_is_located(text: str) -> None:
+    # Found by the fuzzer: ruamel gives a tagged root scalar a position without a line,
+    # which was an internal error (GF001).
+    (doc,) = parse_documents(text, "f.yaml", "p/f.yaml")
+    assert (doc.span().line, doc.span().column) == (1, 1)

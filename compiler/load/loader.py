@@ -112,8 +112,9 @@ def parse_documents(text: str, shown: str, origin: str) -> list[SourceDocument]:
             if raw is None:
                 continue
             converter = _Converter(shown)
-            if hasattr(raw, "lc"):
-                converter.spans[()] = Span(shown, raw.lc.line + 1, raw.lc.col + 1)
+            position = getattr(raw, "lc", None)  # a tagged root scalar has one without a line
+            if position is not None and position.line is not None:
+                converter.spans[()] = Span(shown, position.line + 1, position.col + 1)
             data = converter.convert(raw, (), 0)
             documents.append(SourceDocument(shown, origin, index, data, converter.spans))
     except UnreadableValue as error:

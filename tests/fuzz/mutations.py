@@ -189,6 +189,10 @@ YAML_SNIPPETS = [
     "*a",
     "*undefined",
     "!!binary ",
+    "!!str ",
+    "!!map ",
+    "!!seq ",
+    "!!null ",
     "!!python/object/apply:os.system ['true'] ",
     "!local ",
     "<<: {x: 1}\n",
@@ -381,7 +385,7 @@ def textual(draw: st.DrawFn, tree: PolicyTree) -> PolicyTree:
             ]
         )
     )
-    position = draw(st.integers(0, len(content)))
+    position = draw(st.sampled_from([0, len(content)]) | st.integers(0, len(content)))
     if operation == "empty":
         content = draw(st.sampled_from([b"", b"   \n\t \n", b"---\n", b"# only a comment\n"]))
     elif operation == "truncate":
