@@ -7,7 +7,6 @@ Exit codes: 0 ok, 1 policy problem (infeasible, semantic error, stale out/),
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import sys
 import traceback
@@ -55,13 +54,13 @@ def _default_format(argv: Sequence[str]) -> str:
 
 
 def _seconds(text: str) -> float:
-    """A time limit: a finite number of seconds, not negative."""
+    """A positive number of seconds (`inf` for no limit); NaN, zero and negatives are refused."""
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    if not math.isfinite(value) or value < 0:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}")
+        value = float("nan")
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of seconds")
     return value
 
 

@@ -84,3 +84,18 @@ def test_missing_attribute_is_an_evaluation_error() -> None:
 def test_malformed_quantity_literal_fails_at_evaluation() -> None:
     with pytest.raises(CelEvaluationError):
         evaluate('quantity("12 GB").isInteger()')
+
+
+@pytest.mark.parametrize(
+    "expression",
+    [
+        'semver("99999999999999999999.0.0").major() > 0',
+        'quantity("16Ei").asInteger() > 0',
+        'quantity("8Ei").asInteger() > 0',
+        'quantity("-9223372036854775808").sub(1).asInteger() < 0',
+    ],
+)
+def test_results_beyond_int64_are_evaluation_errors(expression: str) -> None:
+    # They crashed the binding (an internal error) or came back as uint64.
+    with pytest.raises(CelEvaluationError):
+        compile_expression(expression, ("device",)).evaluate({"device": {}})

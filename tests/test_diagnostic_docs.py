@@ -18,6 +18,8 @@ WITHOUT_EXAMPLES = {
     "GF001": "an internal error: no policy produces it on purpose",
     "GF701": "only fleets far larger than an example reach the CEL cost limits",
     "GF505": "a gpufleet bug by definition: the tests check every emitted object",
+    "GF121": "needs a symlink in out/, which a page cannot create: tests/test_output_paths.py",
+    "GF122": "needs a symlink in policies/, which a page cannot create: tests/test_output_paths.py",
 }
 """Codes whose pages explain why they have no FAIL/PASS example."""
 

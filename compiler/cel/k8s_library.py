@@ -35,9 +35,13 @@ def semver_value(text: str) -> str:
     return _SEMVER_TAG + _semver_text(text)
 
 
+_INT64_MAX = 2**63 - 1
+"""CEL integers are int64: a larger result must be an error value, not a crash in the binding."""
+
+
 def _semver_text(text: str) -> str:
     parts = text.split(".")
-    if not 1 <= len(parts) <= 3 or not all(p.isdigit() for p in parts):
+    if not 1 <= len(parts) <= 3 or not all(p.isdigit() and int(p) <= _INT64_MAX for p in parts):
         raise ValueError(f"{text!r} is not a semantic version")
     return ".".join([*parts, "0", "0"][:3])
 
@@ -99,6 +103,8 @@ def _as_integer(value: str) -> int:
     number = _quantity(value)
     if number.denominator != 1:
         raise ValueError("quantity is not an integer")
+    if not -_INT64_MAX - 1 <= number.numerator <= _INT64_MAX:
+        raise ValueError("quantity does not fit in an int64")
     return number.numerator
 
 

@@ -61,6 +61,11 @@ CODES: dict[str, Code] = _codes(
     Code("GF110", "no-policies", E, EXIT_INPUT, "no policy files were found"),
     Code("GF112", "duplicate-object", E, EXIT_INPUT, "two documents define the same object"),
     Code("GF113", "usage", E, EXIT_INPUT, "the command line is wrong"),
+    Code("GF120", "yaml-budget", E, EXIT_INPUT, "a file exceeds a size, depth or node budget"),
+    Code("GF121", "output-symlink", E, EXIT_INPUT, "out/ or a path written in it is a symlink"),
+    Code("GF122", "policy-outside", E, EXIT_INPUT, "a policy symlink leads out of the policies"),
+    Code("GF123", "reserved-namespace", E, EXIT_INPUT, "a team claims a namespace it may not own"),
+    Code("GF124", "team-file-mixed", E, EXIT_INPUT, "a Team's file also declares other kinds"),
     Code(
         "GF201", "unknown-gpu-model", E, EXIT_POLICY, "a node pool names a GPU not in the catalog"
     ),

@@ -18,18 +18,13 @@ from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
 from compiler.diagnostics import CompileError, Diagnostic, Span, fail
+from compiler.load.budget import MAX_DEPTH, MAX_NODES_PER_FILE, check_budget
 from compiler.load.document import Path, SourceDocument
 
-MAX_NODES_PER_FILE = 200_000
-"""More nodes than any real policy file has; a file past it is an alias bomb or a mistake."""
+_LIBYAML = getattr(pyyaml, "CSafeLoader", pyyaml.SafeLoader)
 
-MAX_DEPTH = 64
-"""Deeper nesting than the policy language ever needs."""
-
-_LIBYAML = getattr(pyyaml, "CSafeLoader", None)
-
-MAX_FILE_BYTES = 8 * 1024 * 1024
-"""Policy files are small; a larger one is refused before it is parsed."""
+MAX_FILE_BYTES = 512 * 1024
+"""Policy files are a few kilobytes; a larger one is refused without reading past this."""
 
 
 def policy_files(root: FsPath) -> list[FsPath]:
@@ -58,6 +53,7 @@ def load_policies(root: FsPath) -> list[SourceDocument]:
     for path in files:
         origin = f"{root.resolve().name}/{path.relative_to(root).as_posix()}"
         try:
+            _check_inside(path, root)
             documents.extend(load_file(path, display_path(path), origin))
         except CompileError as error:
             problems.extend(error.diagnostics)
@@ -66,15 +62,37 @@ def load_policies(root: FsPath) -> list[SourceDocument]:
     return documents
 
 
+def _check_inside(path: FsPath, root: FsPath) -> None:
+    """Refuse a policy file whose name is not UTF-8, or that links outside the policy directory.
+
+    The name lands in every object's source annotation, which must be text; and diagnostics
+    quote source lines, so following a link outside could print a file that is not policy
+    (a CI secret, say) into a public log.
+    """
+    try:
+        path.relative_to(root).as_posix().encode("utf-8")
+    except UnicodeEncodeError:
+        message = f"the file name {path.name!r} is not UTF-8"
+        raise fail("GF109", message, Span(display_path(path), 1, 1), "rename the file") from None
+    if not path.resolve().is_relative_to(root.resolve()):
+        raise fail(
+            "GF122",
+            f"{display_path(path)} is a symlink to {path.resolve()}, outside {root}",
+            Span(display_path(path)),
+            "copy the file into the policy directory instead of linking to it",
+        )
+
+
 def load_file(path: FsPath, shown: str, origin: str) -> list[SourceDocument]:
     """Load one file's documents; empty documents are skipped."""
     start = Span(shown, 1, 1)
     try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            message = f"file is {size} bytes, over the {MAX_FILE_BYTES} limit"
-            raise fail("GF109", message, start, "split the policy into smaller files")
-        text = path.read_bytes().decode("utf-8")
+        with path.open("rb") as handle:
+            raw = handle.read(MAX_FILE_BYTES + 1)
+        if len(raw) > MAX_FILE_BYTES:
+            message = f"file is larger than {MAX_FILE_BYTES} bytes"
+            raise fail("GF120", message, start, "split the policy into smaller files")
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as error:
         message = f"file is not UTF-8 ({error.reason} at byte {error.start})"
         raise fail("GF109", message, start, "save the file as UTF-8") from None
@@ -83,19 +101,26 @@ def load_file(path: FsPath, shown: str, origin: str) -> list[SourceDocument]:
     return parse_documents(text, shown, origin)
 
 
-def compose(text: str) -> tuple[list[Any], bool]:
+def compose(text: str, shown: str) -> tuple[list[Any], bool]:
     """The documents' root nodes, and whether plain scalars still need YAML 1.2 resolution.
 
-    libyaml (PyYAML's C composer) is the fast path; it speaks YAML 1.1 and refuses some valid
-    YAML 1.2 (a `:` inside a plain scalar in a flow mapping, e.g. a URL). Whatever it refuses
-    goes to ruamel.yaml's YAML 1.2 composer, whose errors are the ones reported.
+    The budget pass (load.budget: node and depth budgets with aliases expanded, core tags
+    only) runs on libyaml's event stream first; libyaml then composes the nodes. libyaml
+    speaks YAML 1.1 and refuses some valid YAML 1.2 (a `:` inside a plain scalar in a flow
+    mapping, e.g. a URL): a text it cannot parse goes to ruamel.yaml's YAML 1.2 composer, and
+    the syntax error stands only if ruamel.yaml cannot read it either. The converter applies
+    the same budgets to what ruamel composes.
     """
-    if _LIBYAML is not None:
+    try:
+        check_budget(text, shown)
+    except CompileError as error:
+        if [d.code for d in error.diagnostics] != ["GF101"]:
+            raise
         try:
-            return list(pyyaml.compose_all(text, Loader=_LIBYAML)), True
-        except pyyaml.YAMLError:
-            pass
-    return list(YAML(typ="safe", pure=True).compose_all(text)), False
+            return list(YAML(typ="safe", pure=True).compose_all(text)), False
+        except (YAMLError, RecursionError):
+            raise error from None
+    return list(pyyaml.compose_all(text, Loader=_LIBYAML)), True
 
 
 def parse_documents(text: str, shown: str, origin: str) -> list[SourceDocument]:
@@ -107,7 +132,7 @@ def parse_documents(text: str, shown: str, origin: str) -> list[SourceDocument]:
     """
     documents: list[SourceDocument] = []
     try:
-        roots, resolve_plain = compose(text)
+        roots, resolve_plain = compose(text, shown)
         for index, root in enumerate(roots):
             if root is None or (root.id == "scalar" and _tag(root, resolve_plain) == _NULL):
                 continue

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ValidationError
 
 from compiler.diagnostics import CompileError, Diagnostic
 from compiler.load.document import Path, SourceDocument, has_child
+from compiler.model.ownership import mixed_team_files
 from compiler.model.policy import (
     API_VERSION,
     KINDS,
@@ -48,6 +49,7 @@ def build_policies(documents: Iterable[SourceDocument]) -> Policies:
         except CompileError as error:
             problems.extend(error.diagnostics)
     problems.extend(_duplicates(objects))
+    problems.extend(mixed_team_files(objects))
     if problems:
         raise CompileError(problems)
 

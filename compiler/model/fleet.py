@@ -4,17 +4,33 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import AfterValidator, Field
 
 from compiler.model.base import Name, PolicyObject, QualifiedName, Strict
 
 
-class GitOps(Strict):
-    """Where Argo CD finds the compiled output."""
+def _inside_repository(path: str) -> str:
+    if path.startswith("/") or ".." in path.split("/"):
+        raise ValueError("path is relative to the repository root and may not contain `..`")
+    return path
 
-    repo_url: Annotated[str, Field(min_length=1, max_length=2048, alias="repoURL")]
-    revision: Annotated[str, Field(min_length=1, max_length=255)] = "HEAD"
-    path: Annotated[str, Field(pattern=r"^[A-Za-z0-9._/-]+$", max_length=255)] = "out"
+
+class GitOps(Strict):
+    """Where Argo CD finds the compiled output.
+
+    repoURL and revision land in the ApplicationSet's template, which Argo CD renders as a Go
+    template: braces there would be template code, so they (and whitespace) are refused.
+    """
+
+    repo_url: Annotated[
+        str, Field(min_length=1, max_length=2048, pattern=r"^[^\s{}]+$", alias="repoURL")
+    ]
+    revision: Annotated[str, Field(pattern=r"^[A-Za-z0-9._/@+-]+$", max_length=255)] = "HEAD"
+    path: Annotated[
+        str,
+        Field(pattern=r"^[A-Za-z0-9._/-]+$", max_length=255),
+        AfterValidator(_inside_repository),
+    ] = "out"
     argocd_namespace: Name = "argocd"
     project: Name = "gpufleet"
 

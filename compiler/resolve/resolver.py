@@ -8,6 +8,7 @@ from compiler.model import Policies
 from compiler.model.policy import Team
 from compiler.resolve.features import check_fallback_quotas, check_features
 from compiler.resolve.fleet import ResolvedCluster, ResolvedFleet, TierInCluster
+from compiler.resolve.isolation import check_namespaces
 from compiler.resolve.kubelet import check_kubelet
 from compiler.resolve.kueue import check_kueue
 from compiler.resolve.ladder import check_ladder
@@ -26,6 +27,7 @@ def resolve(policies: Policies, catalog: Catalog) -> ResolvedFleet:
     """Resolve every reference of the policies; raise CompileError if any is broken."""
     problems: list[Diagnostic] = []
     check_ladder(policies.ladder, problems)
+    check_namespaces(policies, problems)
     usable_tiers = [t for t in policies.tiers if check_tier(t, catalog, problems)]
     check_tier_options(policies.tiers, problems)
     cluster_warnings: list[Diagnostic] = []

@@ -97,6 +97,17 @@ def _canonical(built: ClusterModel) -> cp_model.LinearExprT:
     return cp_model.LinearExpr.weighted_sum([built.gangs[n] for n in names], weights)
 
 
+OPTIMISE_WORK = 2.0
+"""CP-SAT deterministic time units per optimisation phase (machine-independent)."""
+
+
+def _hint(built: ClusterModel, solver: cp_model.CpSolver) -> None:
+    """Start the next phase from this phase's plan."""
+    built.model.clear_hints()  # type: ignore[no-untyped-call]
+    for var in [*built.nodes.values(), *built.gangs.values()]:
+        built.model.add_hint(var, solver.value(var))
+
+
 def _optimise(
     built: ClusterModel,
     objective: cp_model.LinearExprT,
@@ -109,8 +120,13 @@ def _optimise(
     else:
         built.model.maximize(objective)
     solver = deadline.solver()
+    # Each preference gets a bounded, deterministic amount of work, so one cannot eat the time
+    # of the next; the best plan found within it is kept (feasibility is never guessed).
+    solver.parameters.max_deterministic_time = OPTIMISE_WORK
     status = int(solver.solve(built.model))
     check_status(status, cluster)
+    if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        _hint(built, solver)
     if status == cp_model.INFEASIBLE:
         raise CompileError([explain(cluster, deadline)])
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):

@@ -56,5 +56,6 @@ def replace_directory(staging: Path, target: Path, retired: Path) -> None:
 
 def recover(target: Path, retired: Path) -> None:
     """Undo an interrupted fallback swap: restore `retired` when `target` is missing."""
-    if not target.exists() and retired.exists():
+    missing = not (target.exists() or target.is_symlink())
+    if missing and retired.is_dir() and not retired.is_symlink():
         retired.rename(target)

@@ -1,4 +1,11 @@
-"""Compare the compiled tree with out/, and replace out/ with it in one atomic step."""
+"""Compare the compiled tree with out/, and replace out/ with it in one atomic step.
+
+Nothing is written outside out/: the tree's paths are relative and free of `..`, out/ is
+built afresh in a sibling staging directory (so no write goes through anything already in
+out/), and a symlink where gpufleet writes (out/ itself, or a file or directory of the tree)
+is refused rather than replaced or followed. The user's own files, symlinks included, are
+carried over as they are.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from compiler.diagnostics import CompileError, Diagnostic, Span, fail
 from compiler.write.atomic import recover, replace_directory
 
 WRITER_THREADS = 4
@@ -53,14 +61,69 @@ def owned_files(out: Path) -> list[str]:
 
 
 def _present_files(out: Path) -> list[str]:
+    """Every file and symlink below `out` (symlinks to directories included, never followed)."""
     if not out.is_dir():
         return []
     found = []
     for root, dirs, files in os.walk(out):
         dirs.sort()
-        for name in sorted(files):
+        linked = [name for name in dirs if (Path(root) / name).is_symlink()]
+        for name in sorted([*files, *linked]):
             found.append((Path(root) / name).relative_to(out).as_posix())
     return found
+
+
+def refuse_symlinks(out: Path, tree: dict[str, str]) -> None:
+    """Raise CompileError if out/, or any file or directory the tree writes below it, is a link.
+
+    Writing would replace such a link with gpufleet's own file, so a link someone put there
+    on purpose would silently vanish; reading through it could compare files outside out/.
+    """
+    if out.is_symlink():
+        raise fail(
+            "GF121",
+            f"the output directory {out} is a symlink (to {os.readlink(out)})",
+            Span(str(out)),
+            "pass the real directory with --out, or remove the link",
+        )
+    checked: set[str] = set()
+    linked: set[str] = set()
+    for path in [*tree, OWNED_LIST]:
+        parts = PurePosixPath(path).parts
+        for end in range(1, len(parts) + 1):
+            relative = "/".join(parts[:end])
+            if relative not in checked:
+                checked.add(relative)
+                if (out / relative).is_symlink():
+                    linked.add(relative)
+    if linked:
+        raise CompileError(
+            Diagnostic(
+                "GF121",
+                f"{out / relative} is a symlink where gpufleet writes its own "
+                f"{'directory' if any(p.startswith(relative + '/') for p in tree) else 'file'}",
+                Span(str(out / relative)),
+                ("remove the link; gpufleet writes real files only, and nothing outside out/",),
+            )
+            for relative in sorted(linked)
+        )
+
+
+def refuse_enclosing(out: Path) -> None:
+    """Raise CompileError if out/ is the working directory, one of its parents, or `/`.
+
+    Replacing out/ moves the whole directory aside: pointed at the repository it would move
+    the repository (policies, .git) through a copy.
+    """
+    here = Path.cwd().resolve()
+    target = out.resolve()
+    if target == here or here.is_relative_to(target) or target.parent == target:
+        raise fail(
+            "GF113",
+            f"--out {out} contains the working directory; gpufleet replaces that directory whole",
+            Span(str(out)),
+            "use a directory of its own, e.g. --out out",
+        )
 
 
 def _with_listing(tree: dict[str, str]) -> dict[str, str]:
@@ -72,6 +135,7 @@ def _with_listing(tree: dict[str, str]) -> dict[str, str]:
 
 def compare_tree(out: Path, tree: dict[str, str]) -> Staleness:
     """What writing `tree` would add, change and remove below `out`."""
+    refuse_symlinks(out, tree)
     full = _with_listing(tree)
     owned = set(owned_files(out)) | {OWNED_LIST}
     present = set(_present_files(out))
@@ -80,8 +144,8 @@ def compare_tree(out: Path, tree: dict[str, str]) -> Staleness:
         target = out / path
         if path not in present:
             result.added.append(path)
-        elif target.is_symlink() or target.read_bytes() != text.encode("utf-8"):
-            result.changed.append(path)
+        elif not target.is_file() or target.read_bytes() != text.encode("utf-8"):
+            result.changed.append(path)  # a FIFO or device is never read (it could block)
     result.removed = sorted((owned & present) - set(full))
     result.foreign = sorted(present - owned - set(full))
     parents = {parent for path in full for parent in _parents(path)}
@@ -113,14 +177,17 @@ def write_tree(out: Path, tree: dict[str, str]) -> Staleness:
     for path in tree:
         _check_path(path)
     out = out.absolute()
+    refuse_enclosing(out)
     if out.exists() and not out.is_dir():
         raise NotADirectoryError(errno.ENOTDIR, "it exists and is not a directory", str(out))
     retired = out.with_name(f".{out.name}.retired")
     staging = out.with_name(f".{out.name}.staging")
     recover(out, retired)
-    for leftover in (staging, retired):
-        if leftover.exists() or leftover.is_symlink():
-            shutil.rmtree(leftover) if leftover.is_dir() else leftover.unlink()
+    for leftover in (staging, retired):  # what a killed run left behind
+        if leftover.is_symlink() or leftover.is_file():
+            leftover.unlink()
+        elif leftover.exists():
+            shutil.rmtree(leftover)
     changes = compare_tree(out, tree)
     if changes.conflicts:
         raise OutputConflict(changes.conflicts)

@@ -1,0 +1,185 @@
+"""Check a YAML text against gpufleet's budgets before the round-trip loader builds it.
+
+Why a separate pass: ruamel.yaml's round-trip loader is pure Python (about 0.1 ms a node),
+quadratic in flow nesting and recursive in its composer, so a hostile file could keep it busy
+for minutes or end in a RecursionError. libyaml's event parser (through PyYAML) streams the
+same text in C, so this pass can stop at the first node past a budget, in milliseconds:
+
+- every node counts, and an alias counts as the whole subtree it repeats, so an alias bomb
+  (billion laughs) is refused before anything is expanded;
+- nesting deeper than MAX_DEPTH (aliases included) is refused before anything recurses;
+- tags other than YAML's plain core types are refused, as are recursive aliases and anchors
+  defined twice (legal YAML, but the round-trip loader reads them into silently wrong data).
+
+Syntax errors found here are reported here: a policy file must be YAML that libyaml reads.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import yaml
+
+from compiler.diagnostics import Span, fail
+
+MAX_NODES_PER_FILE = 10_000
+"""Nodes per file, aliases expanded: far more than a real policy file has (the example's
+largest has 60), and at most about two seconds of round-trip loading."""
+
+MAX_DEPTH = 64
+"""Deeper nesting than the policy language ever needs."""
+
+ALLOWED_TAGS = frozenset(
+    "tag:yaml.org,2002:" + name
+    for name in ("map", "seq", "str", "int", "float", "bool", "null", "timestamp", "merge")
+)
+"""Explicit tags a policy may carry: YAML's core types only (no !!binary, !!set, !!python/...)."""
+
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+@dataclass
+class _Collection:
+    """An open sequence or mapping: how many nodes and levels it holds so far."""
+
+    anchor: str | None
+    nodes: int = 1
+    height: int = 0
+
+
+class _Budget:
+    """Counts nodes and depth event by event, expanding aliases arithmetically."""
+
+    def __init__(self, shown: str) -> None:
+        self.shown = shown
+        self.total = 0
+        self.open: list[_Collection] = []
+        self.anchors: dict[str, tuple[int, int]] = {}
+        """Closed anchors of the current document: name -> (nodes, height)."""
+
+    def span(self, event: yaml.Event) -> Span:
+        mark = event.start_mark
+        return Span(self.shown, mark.line + 1, mark.column + 1) if mark else Span(self.shown, 1, 1)
+
+    def feed(self, event: yaml.Event) -> None:
+        if isinstance(event, yaml.DocumentStartEvent):
+            self.anchors.clear()
+        elif isinstance(event, yaml.ScalarEvent):
+            self._check_tag(event)
+            if event.anchor is not None:
+                self._check_new_anchor(event, event.anchor)
+                self.anchors[event.anchor] = (1, 0)
+            self._add(event, 1, 0)
+        elif isinstance(event, yaml.AliasEvent):
+            nodes, height = self._alias(event)
+            self._add(event, nodes, height)
+        elif isinstance(event, yaml.CollectionStartEvent):
+            self._check_tag(event)
+            if event.anchor is not None:
+                self._check_new_anchor(event, event.anchor)
+            self._add(event, 1, 0)
+            self.open.append(_Collection(event.anchor))
+        elif isinstance(event, yaml.CollectionEndEvent):
+            done = self.open.pop()
+            if done.anchor is not None:
+                self.anchors[done.anchor] = (done.nodes, done.height)
+            if self.open:
+                parent = self.open[-1]
+                parent.nodes += done.nodes - 1  # its own node was counted when it opened
+                parent.height = max(parent.height, done.height + 1)
+
+    def _add(self, event: yaml.NodeEvent, nodes: int, height: int) -> None:
+        depth = len(self.open) + height
+        if depth > MAX_DEPTH:
+            raise fail(
+                "GF120",
+                f"nesting deeper than {MAX_DEPTH} levels",
+                self.span(event),
+                "policies are a few levels deep; flatten this structure",
+            )
+        self.total += nodes
+        if self.total > MAX_NODES_PER_FILE:
+            expanded = " (aliases expanded)" if isinstance(event, yaml.AliasEvent) else ""
+            raise fail(
+                "GF120",
+                f"file has more than {MAX_NODES_PER_FILE} YAML nodes{expanded}",
+                self.span(event),
+                "split the policy into smaller files; anchors and aliases that multiply are "
+                "refused",
+            )
+        if self.open:
+            parent = self.open[-1]
+            parent.nodes += nodes
+            parent.height = max(parent.height, height + 1)
+
+    def _alias(self, event: yaml.AliasEvent) -> tuple[int, int]:
+        name = event.anchor
+        if any(c.anchor == name for c in self.open):
+            raise fail(
+                "GF103",
+                f"alias *{name} refers to a node that contains it",
+                self.span(event),
+                "recursive structures are not allowed: write the data out",
+            )
+        return self.anchors.get(name or "", (1, 0))  # undefined: the loader reports it
+
+    def _check_new_anchor(self, event: yaml.NodeEvent, name: str) -> None:
+        if name in self.anchors or any(c.anchor == name for c in self.open):
+            raise fail(
+                "GF103",
+                f"anchor &{name} is defined twice in this document",
+                self.span(event),
+                "give each anchor its own name",
+            )
+
+    def _check_tag(self, event: yaml.ScalarEvent | yaml.CollectionStartEvent) -> None:
+        tag = event.tag
+        if tag is not None and tag not in ALLOWED_TAGS:
+            raise fail(
+                "GF103",
+                f"YAML tag {tag} is not allowed",
+                self.span(event),
+                "policy files use plain YAML: remove the tag",
+            )
+
+
+def check_budget(text: str, shown: str) -> None:
+    """Raise CompileError if `text` is not YAML, or is larger, deeper or stranger than allowed."""
+    budget = _Budget(shown)
+    try:
+        for event in yaml.parse(text, Loader=_LOADER):
+            budget.feed(event)
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        line, column = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
+        problem = " ".join(str(part) for part in (error.context, error.problem) if part)
+        raise fail(
+            "GF101",
+            problem.strip() or "invalid YAML",
+            Span(shown, line, column),
+            "check the YAML syntax near here",
+        ) from None
+    except yaml.reader.ReaderError as error:
+        raise fail(
+            "GF101",
+            f"character U+{_codepoint(error.character):04X} is not allowed in YAML",
+            _position(text, shown, error.position),
+            "remove the control character, or write it as an escape in a double-quoted string",
+        ) from None
+    except yaml.YAMLError as error:
+        raise fail("GF101", str(error).strip(), Span(shown, 1, 1)) from None
+    except UnicodeEncodeError as error:  # only text not read from a file can hold surrogates
+        message = f"text is not valid Unicode ({error.reason} at character {error.start})"
+        raise fail("GF109", message, _position(text[: error.start], shown, 1 << 62)) from None
+
+
+def _codepoint(character: int | str) -> int:
+    return character if isinstance(character, int) else ord(character[:1] or "?")
+
+
+def _position(text: str, shown: str, byte_offset: int) -> Span:
+    """The line and column of a UTF-8 byte offset into `text` (libyaml counts bytes)."""
+    offset = len(text.encode("utf-8")[: max(byte_offset, 0)].decode("utf-8", errors="ignore"))
+    line = text.count("\n", 0, offset) + 1
+    column = offset - (text.rfind("\n", 0, offset) + 1) + 1
+    return Span(shown, line, column)

@@ -1,0 +1,43 @@
+"""Namespaces no team may own: Kubernetes' own, and the one Argo CD runs in.
+
+A Team compiles to a Namespace object and a ResourceQuota in each namespace it lists, so a team
+listing `kube-system` would relabel it and cap its devices, and one listing Argo CD's
+namespace would put gpufleet's quota on the controller that syncs every other team.
+"""
+
+from __future__ import annotations
+
+from compiler.diagnostics import Diagnostic
+from compiler.model import Policies
+
+KUBERNETES_NAMESPACES = frozenset({"default", "kube-node-lease", "kube-public", "kube-system"})
+RESERVED_PREFIX = "kube-"
+"""Kubernetes reserves the `kube-` prefix for its own namespaces."""
+
+
+def reserved_namespaces(policies: Policies) -> dict[str, str]:
+    """Namespace names teams may not claim, each with the reason why."""
+    reserved = {name: "a Kubernetes system namespace" for name in KUBERNETES_NAMESPACES}
+    if policies.fleet is not None:
+        argocd = policies.fleet.spec.gitops.argocd_namespace
+        reserved[argocd] = "the namespace Argo CD runs in (Fleet spec.gitops.argocdNamespace)"
+    return reserved
+
+
+def check_namespaces(policies: Policies, problems: list[Diagnostic]) -> None:
+    """Report every team namespace that is reserved or has the `kube-` prefix."""
+    reserved = reserved_namespaces(policies)
+    for team in policies.teams:
+        for index, namespace in enumerate(team.spec.namespaces):
+            reason = reserved.get(namespace)
+            if reason is None and namespace.startswith(RESERVED_PREFIX):
+                reason = "in the `kube-` prefix Kubernetes reserves for itself"
+            if reason is not None:
+                problems.append(
+                    Diagnostic(
+                        "GF123",
+                        f"team {team.name!r} may not own namespace {namespace!r}: it is {reason}",
+                        team.source.span(("spec", "namespaces", index)),
+                        ("teams own namespaces of their own; choose another name",),
+                    )
+                )

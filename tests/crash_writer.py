@@ -1,0 +1,82 @@
+"""Test-only helper for test_crash_safety: write out/ in a child process that dies on cue.
+
+    python -m tests.crash_writer write OUT TREE_JSON KILL_AT [fallback]
+        write the tree with compiler.write.write_tree, SIGKILLing itself at the KILL_AT-th
+        step (a step is just before or just after a file write, sync, fsync, rename,
+        exchange, rmtree, copy or mkdir); if there are fewer steps, exits 0 printing
+        `steps N`. `fallback` makes renameat2 unavailable, as on a platform without it.
+    python -m tests.crash_writer cli DELAY -- ARGS...
+        run `gpufleet ARGS...` with DELAY seconds of sleep at each of those steps, printing
+        `writing` once the first one is reached, so that a parent can kill it mid-write.
+
+Nothing here is imported by gpufleet; the hooks exist only inside this child process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import compiler.write.atomic as atomic
+
+
+def _arm(kill_at: int, delay: float) -> list[int]:
+    count = [0]
+
+    def step() -> None:
+        count[0] += 1
+        if count[0] == 1 and delay:
+            sys.stdout.write("writing\n")
+            sys.stdout.flush()
+        if delay:
+            time.sleep(delay)
+        if count[0] == kill_at:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    def hooked(function: Callable[..., Any]) -> Callable[..., Any]:
+        def call(*args: Any, **kwargs: Any) -> Any:
+            step()
+            result = function(*args, **kwargs)
+            step()
+            return result
+
+        return call
+
+    os.fsync = hooked(os.fsync)
+    os.sync = hooked(os.sync)
+    Path.write_bytes = hooked(Path.write_bytes)  # type: ignore[method-assign]
+    shutil.rmtree = hooked(shutil.rmtree)  # type: ignore[assignment]
+    shutil.copy2 = hooked(shutil.copy2)
+    atomic.exchange = hooked(atomic.exchange)
+    Path.rename = hooked(Path.rename)  # type: ignore[method-assign]
+    Path.mkdir = hooked(Path.mkdir)  # type: ignore[method-assign]
+    return count
+
+
+def main(argv: list[str]) -> int:
+    if argv[0] == "write":
+        from compiler.write import write_tree
+
+        out, tree_file, kill_at = Path(argv[1]), Path(argv[2]), int(argv[3])
+        tree = json.loads(tree_file.read_text(encoding="utf-8"))
+        if argv[4:] == ["fallback"]:
+            atomic.exchange = lambda first, second: False
+        steps = _arm(kill_at, 0.0)
+        write_tree(out, tree)
+        sys.stdout.write(f"steps {steps[0]}\n")
+        return 0
+    from compiler.cli import main as cli
+
+    _arm(0, float(argv[1]))
+    return cli(argv[3:])
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

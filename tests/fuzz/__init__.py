@@ -1,0 +1,1 @@
+"""Fuzzing the whole pipeline with mutated policy trees (see test_fuzz_pipeline)."""

@@ -1,0 +1,206 @@
+"""Cross-team isolation: nothing a team writes in its own file reaches objects outside its
+namespaces, and names that normalise to another's are caught."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path, PurePosixPath
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from compiler.diagnostics import CompileError
+from compiler.model.priority import MAX_PRIORITY
+from compiler.pipeline import Compiled, compile_policies
+from tests import fleets
+from tests.conftest import EXAMPLE, PolicyWriter
+
+POOLS = """
+    - {name: l40s, nodes: 2, gpu: L40S, gpusPerNode: 4, hostMemory: 512Gi, cpu: 64}
+"""
+TIER = fleets.tier("gpu", "{select: {models: [L40S]}}")
+FLEET = fleets.HEADER + (
+    "kind: Fleet\nmetadata: {name: f}\n"
+    "spec: {gitops: {repoURL: 'https://git.example.com/x.git', argocdNamespace: gitops}}\n"
+)
+
+
+def errors(root: Path) -> list[tuple[str, str, int]]:
+    """(code, file name, line) of every error compiling `root`."""
+    with pytest.raises(CompileError) as caught:
+        compile_policies(root)
+    return [
+        (d.code, Path(d.span.file).name, d.span.line)
+        for d in caught.value.diagnostics
+        if d.span and d.severity.value == "error"
+    ]
+
+
+def base(**extra: str) -> dict[str, str]:
+    files = {"c.yaml": fleets.cluster(pools=POOLS), "t.yaml": TIER, "l.yaml": fleets.LADDER}
+    return {**files, **extra}
+
+
+def test_a_team_cannot_claim_another_teams_namespace(write_policies: PolicyWriter) -> None:
+    thief = fleets.team("b", "[]").replace("namespaces: [b]", "namespaces: [b, a]")
+    root = write_policies(base(**{"a.yaml": fleets.team("a", "[]"), "b.yaml": thief}))
+    assert errors(root) == [("GF205", "b.yaml", 5)]
+
+
+@pytest.mark.parametrize("spelling", ["A_Team", "a_team", "A-TEAM", " a-team "])
+def test_a_namespace_spelled_to_normalise_to_anothers_is_the_same(
+    write_policies: PolicyWriter, spelling: str
+) -> None:
+    thief = fleets.team("b", "[]").replace("namespaces: [b]", f"namespaces: [b, '{spelling}']")
+    root = write_policies(base(**{"a.yaml": fleets.team("a-team", "[]"), "b.yaml": thief}))
+    assert errors(root) == [("GF205", "b.yaml", 5)]
+
+
+@pytest.mark.parametrize("spelling", ["ML_Research", "ml_research", "ML-RESEARCH"])
+def test_a_team_named_to_normalise_to_another_is_a_duplicate(
+    write_policies: PolicyWriter, spelling: str
+) -> None:
+    twin = fleets.team("other", "[]").replace("{name: other}", f"{{name: {spelling}}}")
+    root = write_policies(base(**{"a.yaml": fleets.team("ml-research", "[]"), "b.yaml": twin}))
+    assert ("GF112", "b.yaml", 3) in errors(root)
+
+
+@pytest.mark.parametrize(
+    "namespace", ["kube-system", "Kube_System", "kube-public", "kube-anything", "default", "gitops"]
+)
+def test_reserved_namespaces_are_refused(write_policies: PolicyWriter, namespace: str) -> None:
+    team = fleets.team("a", "[]").replace("namespaces: [a]", f"namespaces: [a, {namespace}]")
+    root = write_policies(base(**{"a.yaml": team, "fleet.yaml": FLEET}))
+    assert errors(root) == [("GF123", "a.yaml", 5)]
+
+
+@pytest.mark.parametrize(
+    "smuggled",
+    [
+        fleets.LADDER.replace("{name: high, value: 1000}", "{name: system-x, value: 1000000}"),
+        fleets.tier("stolen", "{select: {models: [L40S]}}"),
+        fleets.HEADER
+        + "kind: DeviceTaint\nmetadata: {name: t}\n"
+        + "spec: {cluster: c1, pool: l40s, key: gpu.example.com/mine}\n",
+        fleets.cluster("c2", pools=POOLS),
+    ],
+    ids=["PriorityLadder", "GpuTier", "DeviceTaint", "Cluster"],
+)
+def test_a_team_file_holds_only_teams(write_policies: PolicyWriter, smuggled: str) -> None:
+    team_file = fleets.team("a", "[{tier: gpu, guaranteed: 1}]") + "---\n" + smuggled
+    root = write_policies(base(**{"a.yaml": team_file}))
+    codes = [code for code, *_ in errors(root)]
+    assert "GF124" in codes
+
+
+def test_several_teams_may_share_a_file(write_policies: PolicyWriter) -> None:
+    both = fleets.team("a", "[{tier: gpu, guaranteed: 1}]") + "---\n" + fleets.team("b", "[]")
+    root = write_policies(base(**{"teams.yaml": both}))
+    assert {t.name for t in compile_policies(root).fleet.clusters[0].teams} == {"a", "b"}
+
+
+@pytest.mark.parametrize("name", ["system-critical", "System_Critical", "SYSTEM-x"])
+def test_system_priority_names_are_reserved(write_policies: PolicyWriter, name: str) -> None:
+    ladder = fleets.LADDER.replace("{name: high,", f"{{name: {name},")
+    root = write_policies(base(**{"l.yaml": ladder}))
+    assert errors(root) == [("GF208", "l.yaml", 6)]
+
+
+def test_a_team_cannot_use_a_system_priority(write_policies: PolicyWriter) -> None:
+    team = fleets.team("a", "[]", "  priorities: [system-node-critical]\n")
+    root = write_policies(base(**{"a.yaml": team}))
+    assert errors(root) == [("GF203", "a.yaml", 7)]
+
+
+@pytest.mark.parametrize(
+    ("value", "ok"),
+    [
+        (MAX_PRIORITY, True),
+        (MAX_PRIORITY + 1, False),
+        (2_000_000_000, False),
+        (-2_147_483_648, True),
+        (-2_147_483_649, False),
+        (2**63, False),
+    ],
+)
+def test_priority_values_are_bounded(write_policies: PolicyWriter, value: int, ok: bool) -> None:
+    ladder = fleets.LADDER.replace("value: 1000}", f"value: {value}}}")
+    root = write_policies(base(**{"l.yaml": ladder}))
+    if ok:
+        compile_policies(root)
+    else:
+        assert errors(root) == [("GF107", "l.yaml", 6)]
+
+
+def test_two_global_defaults_are_an_error(write_policies: PolicyWriter) -> None:
+    ladder = fleets.LADDER.replace("value: 1000}", "value: 1000, default: true}").replace(
+        "preemption: Never}", "preemption: Never, default: true}"
+    )
+    root = write_policies(base(**{"l.yaml": ladder}))
+    assert errors(root) == [("GF208", "l.yaml", 7)]
+
+
+def test_a_quota_cannot_name_another_teams_namespace(write_policies: PolicyWriter) -> None:
+    thief = fleets.team("b", "[{tier: gpu, guaranteed: 1, namespace: a}]")
+    root = write_policies(base(**{"a.yaml": fleets.team("a", "[]"), "b.yaml": thief}))
+    assert ("GF207", "b.yaml", 6) in errors(root)
+
+
+# A team's edit of its own file changes only what lies in its namespaces.
+
+TEAM_FILE = "teams/data-science.yaml"
+TEAM_NAMESPACES = {"data-science", "data-science-dev"}
+
+
+def _allowed(path: str) -> bool:
+    parts = PurePosixPath(path).parts
+    if parts[0] == "plan" or parts[-1] == "kustomization.yaml":
+        return True  # the solved plan, and the lists of files
+    if parts[0] != "clusters":
+        return False
+    if parts[2] in TEAM_NAMESPACES:
+        return True
+    return parts[2] == "_cluster" and parts[3] in {f"namespace_{n}.yaml" for n in TEAM_NAMESPACES}
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    guaranteed=st.integers(0, 24),
+    extra=st.integers(0, 8),
+    gang=st.sampled_from([1, 2, 4]),
+    second_namespace=st.booleans(),
+    cohort=st.booleans(),
+)
+def test_a_teams_own_edits_change_only_its_namespaces(
+    compiled_example: Compiled,
+    tmp_path_factory: pytest.TempPathFactory,
+    guaranteed: int,
+    extra: int,
+    gang: int,
+    second_namespace: bool,
+    cohort: bool,
+) -> None:
+    root = tmp_path_factory.mktemp("policies") / "policies"
+    shutil.copytree(EXAMPLE, root)
+    namespaces = "[data-science, data-science-dev]" if second_namespace else "[data-science]"
+    text = (root / TEAM_FILE).read_text()
+    text = text.replace("namespaces: [data-science]", f"namespaces: {namespaces}")
+    text = text.replace(
+        "guaranteed: 16", f"guaranteed: {guaranteed}\n      namespace: data-science"
+    )
+    text = text.replace("limit: 24", f"limit: {guaranteed + extra}").replace(
+        "gang: 2", f"gang: {gang}"
+    )
+    if cohort:
+        text += "  cohort: shared\n"
+    (root / TEAM_FILE).write_text(text)
+    try:
+        changed = compile_policies(root).tree
+    except CompileError as error:
+        assert {d.code for d in error.diagnostics} <= {"GF401"}, error.diagnostics
+        return
+    before = compiled_example.tree
+    assert changed != before or (guaranteed, extra, gang) == (16, 8, 2)
+    touched = {p for p in before.keys() | changed.keys() if before.get(p) != changed.get(p)}
+    assert all(_allowed(p) for p in touched), sorted(p for p in touched if not _allowed(p))

@@ -1,0 +1,319 @@
+"""YAML hazards: each is refused (or, for merge keys and long lines, handled) with a located
+diagnostic, within bounded time and memory, before anything expands or recurses."""
+
+from __future__ import annotations
+
+import os
+import time
+import tracemalloc
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from compiler.diagnostics import CompileError, Diagnostic
+from compiler.load import load_policies
+from compiler.load.budget import MAX_DEPTH, MAX_NODES_PER_FILE
+from compiler.load.loader import MAX_FILE_BYTES, parse_documents
+from compiler.pipeline import Compiled, compile_policies
+
+
+@contextmanager
+def bounded(seconds: float, megabytes: float | None = None) -> Iterator[None]:
+    """Fail if the block takes longer than allowed, or, given `megabytes`, if its peak Python
+    heap is larger (tracemalloc slows ruamel several times, so it is on only when asked)."""
+    if megabytes is not None:
+        tracemalloc.start()
+    start = time.perf_counter()
+    try:
+        yield
+    finally:
+        elapsed = time.perf_counter() - start
+        peak = tracemalloc.get_traced_memory()[1] / 2**20 if megabytes is not None else 0.0
+        tracemalloc.stop()
+    assert elapsed < seconds, f"took {elapsed:.2f}s"
+    assert megabytes is None or peak < megabytes, f"peak {peak:.1f} MiB"
+
+
+def refused(text: str) -> Diagnostic:
+    """The first diagnostic parsing `text` gives; it must have a position."""
+    with pytest.raises(CompileError) as caught:
+        parse_documents(text, "f.yaml", "policies/f.yaml")
+    first = caught.value.diagnostics[0]
+    assert first.span is not None and first.span.line >= 1 and first.span.column >= 1
+    return first
+
+
+def billion_laughs(levels: int = 9, width: int = 10) -> str:
+    lines = ["a0: &a0 [" + ", ".join(["lol"] * width) + "]"]
+    lines += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * width) + "]" for i in range(1, levels)]
+    return "\n".join(lines) + "\n"
+
+
+def test_billion_laughs_is_refused_before_anything_expands() -> None:
+    with bounded(seconds=2.0, megabytes=5):
+        diagnostic = refused(billion_laughs())
+    assert diagnostic.code == "GF120"
+    assert "aliases expanded" in diagnostic.message
+    assert (
+        diagnostic.span is not None and diagnostic.span.line == 4
+    )  # a4 repeats a3's 1111 nodes ten times
+
+
+def test_merge_key_bomb_is_refused() -> None:
+    lines = ["m0: &m0 {k: v}"]
+    lines += [
+        f"m{i}: &m{i} {{<<: *m{i - 1}, l: [{', '.join([f'*m{i - 1}'] * 10)}]}}"
+        for i in range(1, 12)
+    ]
+    with bounded(seconds=2.0, megabytes=5):
+        assert refused("\n".join(lines) + "\n").code == "GF120"
+
+
+def test_aliases_within_budget_are_expanded() -> None:
+    (doc,) = parse_documents("a: &x [1, 2]\nb: *x\nc: [*x, *x]\n", "f.yaml", "p/f.yaml")
+    assert doc.data == {"a": [1, 2], "b": [1, 2], "c": [[1, 2], [1, 2]]}
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["a: &a [*a]\n", "a: &a {b: {c: *a}}\n"],
+    ids=["sequence", "mapping"],
+)
+def test_recursive_alias_is_refused(text: str) -> None:
+    # ruamel would read these as [None] and {b: {c: None}}: silently wrong data.
+    diagnostic = refused(text)
+    assert (diagnostic.code, diagnostic.message) == (
+        "GF103",
+        "alias *a refers to a node that contains it",
+    )
+
+
+def test_anchor_defined_twice_is_refused() -> None:
+    diagnostic = refused("a: &x 1\nb: &x 2\nc: *x\n")
+    assert diagnostic.code == "GF103"
+    assert diagnostic.span is not None and (diagnostic.span.line, diagnostic.span.column) == (2, 4)
+
+
+@pytest.mark.parametrize("opener", ["[", "{a: ", "- "], ids=["flow-seq", "flow-map", "block"])
+@pytest.mark.parametrize("depth", [MAX_DEPTH + 2, 10_000, 1_000_000])
+def test_deep_nesting_is_refused_without_recursing(opener: str, depth: int) -> None:
+    text = (
+        "a: " + opener * depth
+        if opener != "- "
+        else "".join(" " * (2 * i) + "-\n" for i in range(min(depth, 3000)))
+    )
+    with bounded(seconds=2.0, megabytes=10):
+        diagnostic = refused(text)
+    assert diagnostic.code == "GF120"
+    assert diagnostic.message == f"nesting deeper than {MAX_DEPTH} levels"
+
+
+def test_nesting_up_to_the_limit_loads() -> None:
+    (doc,) = parse_documents("[" * MAX_DEPTH + "]" * MAX_DEPTH, "f.yaml", "p/f.yaml")
+    depth, node = 0, doc.data
+    while node:
+        node, depth = node[0], depth + 1
+    assert depth == MAX_DEPTH - 1
+
+
+def test_an_alias_counts_its_depth_where_it_is_used() -> None:
+    deep = "[" * 40 + "]" * 40
+    assert (
+        refused(f"a: &d {deep}\nb: [[[[[[[[[[[[[[[[[[[[[[[[[*d]]]]]]]]]]]]]]]]]]]]]]]]]\n").code
+        == "GF120"
+    )
+
+
+def test_node_budget_without_aliases() -> None:
+    text = "".join(f"k{i}: {i}\n" for i in range(MAX_NODES_PER_FILE // 2 + 1))
+    with bounded(seconds=2.0):
+        diagnostic = refused(text)
+    assert diagnostic.code == "GF120"
+    assert diagnostic.span is not None and diagnostic.span.line == MAX_NODES_PER_FILE // 2
+
+
+def test_a_100_megabyte_file_is_refused_without_being_read(tmp_path: Path) -> None:
+    big = tmp_path / "policies" / "big.yaml"
+    big.parent.mkdir()
+    with big.open("wb") as handle:
+        handle.write(b"a: ")
+        handle.truncate(100 * 2**20)
+    limit = 2 * MAX_FILE_BYTES / 2**20 + 1
+    with bounded(seconds=2.0, megabytes=limit), pytest.raises(CompileError) as caught:
+        load_policies(big.parent)
+    (diagnostic,) = caught.value.diagnostics
+    assert diagnostic.code == "GF120"
+    assert diagnostic.span is not None and diagnostic.span.line == 1
+    assert "larger than" in diagnostic.message
+
+
+def test_a_very_long_line_is_handled_in_bounded_time() -> None:
+    text = "description: " + "x" * (MAX_FILE_BYTES - 100) + "\n"
+    with bounded(seconds=8.0):  # about 1 s; the slack is for a loaded CI machine
+        (doc,) = parse_documents(text, "f.yaml", "p/f.yaml")
+    assert len(doc.data["description"]) == MAX_FILE_BYTES - 100
+
+
+def test_a_very_long_flow_line_hits_the_node_budget_fast() -> None:
+    text = "a: [" + ",".join(["1"] * (MAX_FILE_BYTES // 2 - 10)) + "]\n"
+    with bounded(seconds=2.0, megabytes=10):
+        assert refused(text).code == "GF120"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a: !!python/object/apply:os.system ['true']\n",
+        "a: !!python/name:os.system\n",
+        "a: !!binary aGVsbG8=\n",
+        "a: !!set {x, y}\n",
+        "a: !!omap [{x: 1}]\n",
+        "a: !custom x\n",
+        "a: !custom {x: 1}\n",
+        "%TAG !e! tag:example.com,2000:\n---\na: !e!thing x\n",
+    ],
+)
+def test_tags_beyond_plain_yaml_are_refused(text: str) -> None:
+    diagnostic = refused(text)
+    assert diagnostic.code == "GF103"
+    assert "is not allowed" in diagnostic.message
+
+
+def test_core_tags_are_allowed() -> None:
+    (doc,) = parse_documents("a: !!str 12\nb: !!int '7'\n", "f.yaml", "p/f.yaml")
+    assert doc.data == {"a": "12", "b": 7}
+
+
+def test_duplicate_keys_are_refused_even_in_flow_style() -> None:
+    diagnostic = refused("a: {x: 1, x: 2}\n")
+    assert diagnostic.code == "GF102"
+
+
+def test_merge_keys_work_as_yaml_merge() -> None:
+    text = (
+        "defaults: &pool {nodes: 2, gpu: L40S, cpu: 64}\n"
+        "pools:\n"
+        "  - <<: *pool\n"
+        "    name: a\n"
+        "  - <<: *pool\n"
+        "    name: b\n"
+        "    nodes: 4\n"
+    )
+    (doc,) = parse_documents(text, "f.yaml", "p/f.yaml")
+    assert doc.data["pools"] == [
+        {"name": "a", "nodes": 2, "gpu": "L40S", "cpu": 64},
+        {"name": "b", "nodes": 4, "gpu": "L40S", "cpu": 64},
+    ]
+    assert doc.span(("pools", 1, "nodes")).line == 7  # a key of its own keeps its line
+
+
+@pytest.mark.parametrize(
+    "text", ["a: {<<: 1}\n", "a: {<<: [1, 2]}\n", "a: {<<: {x: 1}, <<: {y: 2}}\n"]
+)
+def test_malformed_merge_keys_are_diagnostics(text: str) -> None:
+    assert refused(text).code in ("GF101", "GF102")
+
+
+def test_merge_keys_compile_to_the_same_output(
+    compiled_example: Compiled, policy_copy: Path
+) -> None:
+    cluster = policy_copy / "clusters" / "prod-west.yaml"
+    text = cluster.read_text()
+    pools = text.index("  nodePools:\n")
+    cluster.write_text(
+        text[:pools]
+        + "  nodePools:\n"
+        + "    - &eight {name: b200, nodes: 12, gpu: B200, gpusPerNode: 8, hostMemory: 3Ti,\n"
+        + "       cpu: 256}\n"
+        + "    - {<<: *eight, name: a100, nodes: 8, gpu: A100-80GB, hostMemory: 1Ti, cpu: 128,\n"
+        + "       mig: allowed}\n"
+        + "    - {<<: *eight, name: l40s, nodes: 6, gpu: L40S, gpusPerNode: 4,\n"
+        + "       hostMemory: 512Gi, cpu: 64}\n"
+    )
+    assert compile_policies(policy_copy).tree == compiled_example.tree
+
+
+@pytest.mark.parametrize(
+    ("text", "position"),
+    [
+        ("a: 1\nb: x\x00y\n", (2, 5)),
+        ("a: é\x07\n", (1, 5)),
+        ("a: x\x7f\n", (1, 5)),
+    ],
+)
+def test_control_characters_are_located(text: str, position: tuple[int, int]) -> None:
+    diagnostic = refused(text)
+    assert diagnostic.code == "GF101"
+    assert diagnostic.span is not None
+    assert (diagnostic.span.line, diagnostic.span.column) == position
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a: " + "9" * 5000 + "\n",
+        "a: 0x" + "f" * 5000 + "\n",
+        "a: 9223372036854775808\n",
+        "0x" + "f" * 400 + ": 1\n",
+        "a: 2001-13-45\n",
+        "a: 2001-02-30\n",
+    ],
+    ids=["5000-digits", "huge-hex", "2**63", "huge-key", "month-13", "feb-30"],
+)
+def test_unreadable_scalars_are_located_value_errors(text: str) -> None:
+    diagnostic = refused(text)
+    assert diagnostic.code == "GF107"
+
+
+def test_lone_surrogate_escape_is_refused() -> None:
+    assert refused('a: "\\ud800"\n').code == "GF101"
+
+
+def test_non_utf8_bytes_are_reported_at_the_file(tmp_path: Path) -> None:
+    (tmp_path / "latin1.yaml").write_bytes("a: café\n".encode("latin-1"))
+    with pytest.raises(CompileError) as caught:
+        load_policies(tmp_path)
+    (diagnostic,) = caught.value.diagnostics
+    assert diagnostic.code == "GF109" and "not UTF-8" in diagnostic.message
+
+
+@pytest.mark.parametrize("content", [b"", b"\n\n", b"# nothing\n", b"---\n...\n"])
+def test_empty_files_are_skipped(tmp_path: Path, content: bytes) -> None:
+    (tmp_path / "empty.yaml").write_bytes(content)
+    (tmp_path / "real.yaml").write_text("a: 1\n")
+    assert [d.data for d in load_policies(tmp_path)] == [{"a": 1}]
+
+
+def test_policy_symlink_to_outside_is_refused(tmp_path: Path) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("token: hunter2\n")
+    policies = tmp_path / "policies"
+    policies.mkdir()
+    (policies / "team.yaml").symlink_to(secret)
+    (policies / "inside.yaml").write_text("a: 1\n")
+    (policies / "alias.yaml").symlink_to(policies / "inside.yaml")
+    with pytest.raises(CompileError) as caught:
+        load_policies(policies)
+    (diagnostic,) = caught.value.diagnostics
+    assert diagnostic.code == "GF122"
+    assert "hunter2" not in diagnostic.message
+
+
+def test_a_file_name_that_is_not_utf8_is_refused(tmp_path: Path) -> None:
+    # The name would land in every object's source annotation as a lone surrogate.
+    (tmp_path / os.fsdecode(b"vis\xffion.yaml")).write_text("a: 1\n")
+    with pytest.raises(CompileError) as caught:
+        load_policies(tmp_path)
+    (diagnostic,) = caught.value.diagnostics
+    assert diagnostic.code == "GF109" and "file name" in diagnostic.message
+    assert diagnostic.span is not None and diagnostic.span.line == 1
+
+
+@pytest.mark.parametrize("text", ["!!str foo\n", "--- !!str\n", "!!int 3\n"])
+def test_a_tagged_scalar_document_is_located(text: str) -> None:
+    # Found by the fuzzer: ruamel gives a tagged root scalar a position without a line,
+    # which was an internal error (GF001).
+    (doc,) = parse_documents(text, "f.yaml", "p/f.yaml")
+    assert (doc.span().line, doc.span().column) == (1, 1)
