@@ -12,9 +12,15 @@ import pytest
 from compiler.cli import main
 from compiler.pipeline import Compiled, compile_policies
 from compiler.report.previous import read_previous_plans
+from compiler.solve import ClusterPlan
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE = REPO / "policies"
+
+
+def committed_plans() -> dict[str, ClusterPlan]:
+    """The plans in the committed out/: what compiling the example starts from."""
+    return read_previous_plans(REPO / "out")[0]
 
 
 @pytest.fixture(scope="session")

@@ -14,7 +14,7 @@ from compiler.diagnostics import CompileError
 from compiler.model.priority import MAX_PRIORITY
 from compiler.pipeline import Compiled, compile_policies
 from tests import fleets
-from tests.conftest import EXAMPLE, PolicyWriter
+from tests.conftest import EXAMPLE, PolicyWriter, committed_plans
 
 POOLS = """
     - {name: l40s, nodes: 2, gpu: L40S, gpusPerNode: 4, hostMemory: 512Gi, cpu: 64}
@@ -196,7 +196,7 @@ def test_a_teams_own_edits_change_only_its_namespaces(
         text += "  cohort: shared\n"
     (root / TEAM_FILE).write_text(text)
     try:
-        changed = compile_policies(root).tree
+        changed = compile_policies(root, previous=committed_plans()).tree
     except CompileError as error:
         assert {d.code for d in error.diagnostics} <= {"GF401"}, error.diagnostics
         return

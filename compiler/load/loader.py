@@ -6,6 +6,7 @@ duplicate keys and custom tags are errors, and every value becomes a plain Pytho
 
 from __future__ import annotations
 
+import datetime
 import math
 import re
 from collections.abc import Callable
@@ -160,8 +161,8 @@ def _marked(code: str, error: MarkedYAMLError, shown: str, hint: str) -> Diagnos
 _YAML = "tag:yaml.org,2002:"
 _STR, _INT, _FLOAT, _BOOL, _NULL = (_YAML + t for t in ("str", "int", "float", "bool", "null"))
 _MAP, _SEQ, _MERGE, _TIMESTAMP = (_YAML + t for t in ("map", "seq", "merge", "timestamp"))
-_INT_BOUND = 10**30
-"""Integers this large are never a policy value (and huge ones are costly to print)."""
+_INT_BOUND = 2**63
+"""Kubernetes integers are int64; anything larger is no policy value."""
 _SPECIAL_FLOATS = {".inf": math.inf, "+.inf": math.inf, "-.inf": -math.inf, ".nan": math.nan}
 
 
@@ -244,6 +245,13 @@ class _Converter:
     def _scalar(self, node: Any, tag: str) -> Any:
         try:
             value = _SCALARS[tag](node.value)
+        except UnicodeEncodeError:
+            raise fail(
+                "GF101",
+                "a string that is not valid Unicode (a lone surrogate)",
+                self.span_of(node),
+                "write the character itself, not half of it",
+            ) from None
         except (ValueError, OverflowError):
             value = None
             kind = tag.rsplit(":", 1)[-1]
@@ -258,6 +266,10 @@ class _Converter:
     def _pairs(self, node: Any) -> list[tuple[Any, Any]]:
         """The mapping's key/value nodes with `<<` merges applied (own keys win)."""
         own = [(k, v) for k, v in node.value if k.tag != _MERGE]
+        merges = [k for k, _ in node.value if k.tag == _MERGE]
+        if len(merges) > 1:
+            hint = "merge several mappings with one key: `<<: [*a, *b]`"
+            raise fail("GF102", "duplicate merge key `<<`", self.span_of(merges[1]), hint)
         merged: list[tuple[Any, Any]] = []
         for key, value in node.value:
             if key.tag != _MERGE:
@@ -266,7 +278,7 @@ class _Converter:
             for source in sources:
                 if source.id != "mapping":
                     hint = "`<<` merges mappings only"
-                    raise fail("GF103", "a merge key needs a mapping", self.span_of(source), hint)
+                    raise fail("GF101", "a merge key needs a mapping", self.span_of(source), hint)
                 merged.extend(self._pairs(source))
         taken = {k.value for k, _ in own if k.id == "scalar"}
         extra: dict[object, tuple[Any, Any]] = {}
@@ -322,15 +334,26 @@ def _int(text: str) -> int:
     return sign * int(digits)
 
 
+def _timestamp(text: str) -> str:
+    """A date YAML 1.1 would read as a timestamp: kept as written, but it must be a real date."""
+    datetime.date.fromisoformat(text[:10])
+    return text
+
+
+def _text(text: str) -> str:
+    text.encode("utf-8")  # a lone surrogate (`"\ud800"`) is not text
+    return text
+
+
 def _float(text: str) -> float:
     return _SPECIAL_FLOATS.get(text.lower()) or float(text.replace("_", ""))
 
 
 _SCALARS: dict[str, Callable[[str], Any]] = {
-    _STR: str,
+    _STR: _text,
     _INT: _int,
     _FLOAT: _float,
     _BOOL: lambda text: text.lower() == "true",
     _NULL: lambda text: None,
-    _TIMESTAMP: str,  # kept as written: no field of the policy language is a timestamp
+    _TIMESTAMP: _timestamp,  # kept as written: no field of the policy language is a timestamp
 }

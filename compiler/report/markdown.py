@@ -187,8 +187,9 @@ def build_report(
         lines += _cluster_section(cluster, plan, None if drains is None else drains[cluster.name])
     header = ["Team", "Priorities", "Cluster", "Namespace", "Tier", "Guaranteed", "Limit", "Gang"]
     lines += ["## Teams", "", *table(header, _team_rows(fleet), (5, 6, 7)), ""]
-    warnings = sorted(fleet.warnings, key=Diagnostic.sort_key)
-    lines += ["## Warnings", ""]
     origins = _origins(fleet)
-    lines += [_warning(w, origins) for w in warnings] or ["None."]
+    # no line numbers, a fixed order: reordering documents in a file changes nothing here
+    warnings_text = sorted({_warning(w, origins) for w in fleet.warnings})
+    lines += ["## Warnings", ""]
+    lines += warnings_text or ["None."]
     return "\n".join(lines) + "\n"
