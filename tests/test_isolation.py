@@ -198,7 +198,8 @@ def test_a_teams_own_edits_change_only_its_namespaces(
     try:
         changed = compile_policies(root, previous=committed_plans()).tree
     except CompileError as error:
-        assert {d.code for d in error.diagnostics} <= {"GF401"}, error.diagnostics
+        errors = {d.code for d in error.diagnostics if d.severity.value == "error"}
+        assert errors <= {"GF401", "GF213"}, error.diagnostics  # infeasible, or not whole gangs
         return
     before = compiled_example.tree
     assert changed != before or (guaranteed, extra, gang) == (16, 8, 2)
