@@ -141,17 +141,19 @@ def parse_documents(text: str, shown: str, origin: str) -> list[SourceDocument]:
             converter.spans[()] = converter.span_of(root)
             data = converter.convert(root, (), 0)
             documents.append(SourceDocument(shown, origin, index, data, converter.spans))
-    except MarkedYAMLError as error:
+    except (MarkedYAMLError, pyyaml.MarkedYAMLError) as error:
         hint = "check the YAML syntax near here"
         raise CompileError([_marked("GF101", error, shown, hint)]) from None
-    except YAMLError as error:
+    except (YAMLError, pyyaml.YAMLError) as error:
         raise fail("GF101", str(error).strip(), Span(shown, 1, 1)) from None
     except RecursionError:
         raise fail("GF103", "YAML nesting is too deep", Span(shown, 1, 1)) from None
     return documents
 
 
-def _marked(code: str, error: MarkedYAMLError, shown: str, hint: str) -> Diagnostic:
+def _marked(
+    code: str, error: MarkedYAMLError | pyyaml.MarkedYAMLError, shown: str, hint: str
+) -> Diagnostic:
     mark = error.problem_mark or error.context_mark
     line, column = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
     problem = " ".join(str(part) for part in (error.context, error.problem) if part)
