@@ -66,7 +66,8 @@ class _Budget:
     def feed(self, event: yaml.Event) -> None:
         if isinstance(event, yaml.DocumentStartEvent):
             self.anchors.clear()
-        elif isinstance(event, yaml.NodeEvent):
+            return
+        if isinstance(event, yaml.NodeEvent):
             self._check_key(event)
         if isinstance(event, yaml.ScalarEvent):
             self._check_tag(event)
