@@ -109,7 +109,10 @@ def explain(cluster: ResolvedCluster, time_limit: float) -> Diagnostic:
     built = build_model(cluster)
     solver = new_solver(time_limit)
     keys = sorted(built.enabled)
-    _status(solver, built, keys)
+    status = _status(solver, built, keys)
+    if status != cp_model.INFEASIBLE:  # the proof did not repeat within the time limit
+        solved = status in (cp_model.OPTIMAL, cp_model.FEASIBLE)
+        _check(int(cp_model.UNKNOWN) if solved else status, cluster)
     index = {built.enabled[k].index: k for k in keys}
     core = sorted(index[i] for i in solver.sufficient_assumptions_for_infeasibility())
     for key in list(core):  # deletion pass: keep only what the conflict needs
