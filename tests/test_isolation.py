@@ -157,9 +157,13 @@ def _allowed(path: str) -> bool:
     parts = PurePosixPath(path).parts
     if parts[0] == "plan" or parts[-1] == "kustomization.yaml" or path == "report.md":
         return True  # the solved plan, the lists of files, the capacity report
-    if len(parts) > 3 and parts[2] == "_cluster" and (
-        parts[3].startswith(("cohort_", "validatingadmissionpolicy_"))
-        or parts[3] in {f"clusterqueue_{n}.yaml" for n in TEAM_NAMESPACES}
+    if (
+        len(parts) > 3
+        and parts[2] == "_cluster"
+        and (
+            parts[3].startswith(("cohort_", "validatingadmissionpolicy_"))
+            or parts[3] in {f"clusterqueue_{n}.yaml" for n in TEAM_NAMESPACES}
+        )
     ):
         return True  # objects that list every team's grants, and the team's own queue
     if parts[0] != "clusters":

@@ -322,3 +322,19 @@ def test_a_tagged_scalar_document_is_located(text: str) -> None:
     # which was an internal error (GF001).
     (doc,) = parse_documents(text, "f.yaml", "p/f.yaml")
     assert doc.span().line == 1 and doc.span().column >= 1
+
+
+@pytest.mark.parametrize(
+    ("text", "position"),
+    [
+        ("? {a: [1]}\n: x\n", (1, 3)),
+        ("a: {b: 1, [1]: 2}\n", (1, 11)),
+        ("x: &s [1]\n? *s\n: 1\n", (2, 3)),
+    ],
+)
+def test_collection_keys_are_located_value_errors(text: str, position: tuple[int, int]) -> None:
+    # Found by the fuzzer: ruamel cannot hash a key holding a collection (GF001 TypeError).
+    diagnostic = refused(text)
+    assert diagnostic.code == "GF107"
+    assert diagnostic.span is not None
+    assert (diagnostic.span.line, diagnostic.span.column) == position

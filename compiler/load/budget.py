@@ -43,8 +43,10 @@ class _Collection:
     """An open sequence or mapping: how many nodes and levels it holds so far."""
 
     anchor: str | None
+    mapping: bool
     nodes: int = 1
     height: int = 0
+    children: int = 0
 
 
 class _Budget:
@@ -64,7 +66,10 @@ class _Budget:
     def feed(self, event: yaml.Event) -> None:
         if isinstance(event, yaml.DocumentStartEvent):
             self.anchors.clear()
-        elif isinstance(event, yaml.ScalarEvent):
+            return
+        if isinstance(event, yaml.NodeEvent):
+            self._check_key(event)
+        if isinstance(event, yaml.ScalarEvent):
             self._check_tag(event)
             if event.anchor is not None:
                 self._check_new_anchor(event, event.anchor)
@@ -78,7 +83,7 @@ class _Budget:
             if event.anchor is not None:
                 self._check_new_anchor(event, event.anchor)
             self._add(event, 1, 0)
-            self.open.append(_Collection(event.anchor))
+            self.open.append(_Collection(event.anchor, isinstance(event, yaml.MappingStartEvent)))
         elif isinstance(event, yaml.CollectionEndEvent):
             done = self.open.pop()
             if done.anchor is not None:
@@ -111,6 +116,24 @@ class _Budget:
             parent = self.open[-1]
             parent.nodes += nodes
             parent.height = max(parent.height, height + 1)
+
+    def _check_key(self, event: yaml.NodeEvent) -> None:
+        """Mapping keys are scalars: ruamel cannot even hash a key that holds a collection."""
+        if not self.open:
+            return
+        parent = self.open[-1]
+        is_key = parent.mapping and parent.children % 2 == 0
+        parent.children += 1
+        collection = isinstance(event, yaml.CollectionStartEvent) or (
+            isinstance(event, yaml.AliasEvent) and self.anchors.get(event.anchor or "", (1, 0))[1]
+        )
+        if is_key and collection:
+            raise fail(
+                "GF107",
+                "mapping keys must be plain scalars",
+                self.span(event),
+                "a key is a name such as `nodes:`; a list or mapping cannot be one",
+            )
 
     def _alias(self, event: yaml.AliasEvent) -> tuple[int, int]:
         name = event.anchor
