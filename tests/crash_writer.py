@@ -2,7 +2,7 @@
 
     python -m tests.crash_writer write OUT TREE_JSON KILL_AT [fallback]
         write the tree with compiler.write.write_tree, SIGKILLing itself at the KILL_AT-th
-        step (a step is just before or just after a file write, sync, fsync, rename,
+        step (a step is just before or just after a file write, hard link, rename,
         exchange, rmtree, copy or mkdir); if there are fewer steps, exits 0 printing
         `steps N`. `fallback` makes renameat2 unavailable, as on a platform without it.
     python -m tests.crash_writer cli DELAY -- ARGS...
@@ -49,8 +49,7 @@ def _arm(kill_at: int, delay: float) -> list[int]:
 
         return call
 
-    os.fsync = hooked(os.fsync)
-    os.sync = hooked(os.sync)
+    os.link = hooked(os.link)
     Path.write_bytes = hooked(Path.write_bytes)  # type: ignore[method-assign]
     shutil.rmtree = hooked(shutil.rmtree)  # type: ignore[assignment]
     shutil.copy2 = hooked(shutil.copy2)

@@ -54,7 +54,7 @@ def expected(tmp_path: Path, tree: dict[str, str], name: str) -> dict[str, bytes
 
 
 SCRATCH = Path("/dev/shm") if Path("/dev/shm").is_dir() else None
-"""tmpfs when there is one: every write fsyncs each file, and the test writes hundreds."""
+"""tmpfs when there is one: the test writes the example's tree hundreds of times."""
 
 
 @pytest.fixture

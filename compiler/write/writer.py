@@ -1,5 +1,11 @@
 """Compare the compiled tree with out/, and replace out/ with it in one atomic step.
 
+The swap is atomic against a failed, interrupted or killed compile: out/ is the old tree or
+the new one, never a mix. Files are not fsynced: out/ is build output, regenerated from the
+policies (a power loss right after a compile can at worst leave files that
+`gpufleet compile --check` reports as stale), and a flush of every file cost more than the
+whole compile on a large fleet.
+
 Nothing is written outside out/: the tree's paths are relative and free of `..`, out/ is
 built afresh in a sibling staging directory (so no write goes through anything already in
 out/), and a symlink where gpufleet writes (out/ itself, or a file or directory of the tree)
@@ -191,6 +197,8 @@ def write_tree(out: Path, tree: dict[str, str]) -> Staleness:
     changes = compare_tree(out, tree)
     if changes.conflicts:
         raise OutputConflict(changes.conflicts)
+    if not changes.stale:
+        return changes  # out/ already is the tree: nothing is rewritten, no mtime moves
     staging.mkdir(parents=True)
     for path in changes.foreign:  # the user's own files come along untouched
         source, target = out / path, staging / path
@@ -202,13 +210,27 @@ def write_tree(out: Path, tree: dict[str, str]) -> Staleness:
     files = _with_listing(tree)
     for directory in sorted({(staging / path).parent for path in files}):
         directory.mkdir(parents=True, exist_ok=True)
+    rewritten = {*changes.added, *changes.changed}
     with ThreadPoolExecutor(max_workers=WRITER_THREADS) as pool:  # file writes release the GIL
         list(
             pool.map(
-                lambda item: (staging / item[0]).write_bytes(item[1].encode("utf-8")), files.items()
+                lambda item: _stage_file(out, staging, *item, keep=item[0] not in rewritten),
+                files.items(),
             )
         )
-    os.sync()  # every file durable before the swap; one flush instead of one per file
     replace_directory(staging, out, retired)
     shutil.rmtree(retired, ignore_errors=True)
     return changes
+
+
+def _stage_file(out: Path, staging: Path, path: str, text: str, keep: bool) -> None:
+    """Put one file of the new tree into staging: a hard link to out/'s own copy when its
+    bytes are unchanged (no new inode, and the old one is not freed by the clean-up), else
+    the new bytes. Files are never modified in place, so out/ stays the old tree meanwhile."""
+    if keep:
+        try:
+            os.link(out / path, staging / path, follow_symlinks=False)
+            return
+        except OSError:
+            pass  # a file system without hard links: write the bytes
+    (staging / path).write_bytes(text.encode("utf-8"))
