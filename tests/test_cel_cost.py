@@ -8,6 +8,7 @@ expression of every emitted policy must cost no more than the bound says.
 
 from __future__ import annotations
 
+import pickle
 from dataclasses import replace
 from functools import cache
 from typing import Any
@@ -34,8 +35,9 @@ from compiler.cel.cost import (
     RUNTIME_BUDGET,
     CostModelError,
     bound_expression,
+    bound_literal,
 )
-from compiler.cel.literal import cel_literal
+from compiler.cel.literal import CelLiteral, cel_literal
 from compiler.cel.shapes import Shape, list_of, record, string
 from compiler.diagnostics import CompileError
 from compiler.emit import admission
@@ -77,6 +79,30 @@ def test_literals_are_laid_out_one_entry_a_line_and_read_back_by_cel() -> None:
     assert compile_expression(text, (), "any").evaluate({}) == data
     with pytest.raises(ValueError, match="printable ASCII"):
         cel_literal("caf\u00e9")
+
+
+_NAMES = st.text(st.characters(min_codepoint=0x20, max_codepoint=0x7E), max_size=12)
+_LITERALS = st.recursive(
+    _NAMES,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_NAMES, inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@given(_LITERALS)
+@settings(max_examples=60, deadline=None)
+def test_a_literal_is_bounded_from_its_data_as_from_its_source(value: Any) -> None:
+    """Policies size their data variables without parsing them: the same bound either way
+    (merging shapes of different kinds is refused either way too)."""
+    try:
+        expected = bound_expression(cel_literal(value), {})
+    except CostModelError:
+        with pytest.raises(CostModelError):
+            bound_literal(value)
+        return
+    assert bound_literal(value) == expected
+    assert isinstance(cel_literal(value), CelLiteral)
+    assert pickle.loads(pickle.dumps(cel_literal(value))).value == value
 
 
 @pytest.mark.parametrize(

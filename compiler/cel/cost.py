@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 
 from compiler.cel.ast import (
     Call,
@@ -40,6 +41,7 @@ from compiler.cel.ast import (
     Select,
     parse_checked,
 )
+from compiler.cel.literal import Literal
 from compiler.cel.shapes import NEVER, SCALAR, Shape, ShapeError, list_of, merge, string
 
 PER_CALL_LIMIT = 1_000_000
@@ -69,12 +71,54 @@ class Bound:
 
 
 def bound_expression(source: str, variables: Mapping[str, Shape]) -> Bound:
-    """The worst-case cost of `source` when its variables are bounded by `variables`."""
-    node = parse_checked(source, tuple(sorted(variables)))
+    """The worst-case cost of `source` when its variables are bounded by `variables`.
+
+    Bounds are remembered per expression and variable shapes: the policies of many clusters
+    share their expressions and, mostly, their shapes.
+    """
+    return _bound_source(source, tuple(sorted(variables.items())))
+
+
+@lru_cache(maxsize=4096)
+def _bound_source(source: str, variables: tuple[tuple[str, Shape], ...]) -> Bound:
+    node = parse_checked(source, tuple(name for name, _ in variables))
     try:
         return _bound(node, dict(variables))
     except ShapeError as error:
         raise CostModelError(str(error)) from None
+
+
+def bound_literal(value: Literal) -> Bound:
+    """What `bound_expression` gives the CEL literal of `value`, without parsing it."""
+    try:
+        return _literal(value)
+    except ShapeError as error:
+        raise CostModelError(str(error)) from None
+
+
+def _literal(value: Literal) -> Bound:
+    if isinstance(value, str):
+        return Bound(0, string(len(value)))
+    if isinstance(value, Mapping):
+        return _map_literal([(_literal(k), _literal(v)) for k, v in value.items()])
+    return _list_literal([_literal(v) for v in value])
+
+
+def _list_literal(items: list[Bound]) -> Bound:
+    """Creating a list is charged, and its elements."""
+    item: Shape | None = None
+    for bound in items:
+        item = merge(item, bound.shape)
+    return Bound(LIST_CREATE + sum(b.cost for b in items), Shape("list", len(items), item))
+
+
+def _map_literal(entries: list[tuple[Bound, Bound]]) -> Bound:
+    """Creating a map is charged, and its keys and values."""
+    key = value = None
+    for k, v in entries:
+        key, value = merge(key, k.shape), merge(value, v.shape)
+    cost = MAP_CREATE + sum(k.cost + v.cost for k, v in entries)
+    return Bound(cost, Shape("map", len(entries), value, key))
 
 
 def _ceil(factor: float, size: int) -> int:
@@ -96,19 +140,9 @@ def _bound(node: Node, env: dict[str, Shape]) -> Bound:
             operand.shape.field(node.field)  # an undeclared field is refused here too
         return Bound(operand.cost + 1, shape)
     if isinstance(node, ListLit):
-        items = [_bound(e, env) for e in node.elements]
-        item: Shape | None = None
-        for bound in items:
-            item = merge(item, bound.shape)
-        return Bound(LIST_CREATE + sum(b.cost for b in items), Shape("list", len(items), item))
+        return _list_literal([_bound(e, env) for e in node.elements])
     if isinstance(node, MapLit):
-        keys = [_bound(k, env) for k, _ in node.entries]
-        values = [_bound(v, env) for _, v in node.entries]
-        key = value = None
-        for k, v in zip(keys, values, strict=True):
-            key, value = merge(key, k.shape), merge(value, v.shape)
-        cost = MAP_CREATE + sum(b.cost for b in keys + values)
-        return Bound(cost, Shape("map", len(keys), value, key))
+        return _map_literal([(_bound(k, env), _bound(v, env)) for k, v in node.entries])
     if isinstance(node, Comprehension):
         return _comprehension(node, env)
     return _call(node, env)

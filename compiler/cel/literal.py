@@ -8,14 +8,33 @@ from collections.abc import Mapping, Sequence
 Literal = str | Sequence["Literal"] | Mapping[str, "Literal"]
 
 
-def cel_literal(value: Literal, indent: int = 0) -> str:
+class CelLiteral(str):
+    """CEL source that is a constant, remembering the data it was written from, so that the
+    cost bound can size it without parsing it back."""
+
+    value: Literal
+
+    def __new__(cls, source: str, value: Literal) -> CelLiteral:
+        literal = super().__new__(cls, source)
+        literal.value = value
+        return literal
+
+    def __reduce__(self) -> tuple[type[CelLiteral], tuple[str, Literal]]:
+        return CelLiteral, (str(self), self.value)
+
+
+def cel_literal(value: Literal) -> CelLiteral:
     """The CEL source of a string, list or map; maps with entries span one line per entry.
 
     Strings must be printable ASCII (names, label values, taint keys): they are written as
     JSON strings, whose escapes CEL reads the same way.
     """
+    return CelLiteral(_source(value, 0), value)
+
+
+def _source(value: Literal, indent: int) -> str:
     if isinstance(value, str):
-        if not all(0x20 <= ord(c) <= 0x7E for c in value):
+        if not (value.isascii() and value.isprintable()):
             raise ValueError(f"{value!r} is not printable ASCII")
         return json.dumps(value)
     if isinstance(value, Mapping):
@@ -23,7 +42,7 @@ def cel_literal(value: Literal, indent: int = 0) -> str:
             return "{}"
         pad = " " * (indent + 2)
         entries = [
-            f"{pad}{cel_literal(k)}: {cel_literal(v, indent + 2)}" for k, v in sorted(value.items())
+            f"{pad}{_source(k, 0)}: {_source(v, indent + 2)}" for k, v in sorted(value.items())
         ]
         return "{\n" + ",\n".join(entries) + "\n" + " " * indent + "}"
     return "[" + ", ".join(_inline(v) for v in value) + "]"
@@ -32,5 +51,5 @@ def cel_literal(value: Literal, indent: int = 0) -> str:
 def _inline(value: Literal) -> str:
     if isinstance(value, Mapping):
         entries = sorted(value.items())
-        return "{" + ", ".join(f"{cel_literal(k)}: {_inline(v)}" for k, v in entries) + "}"
-    return cel_literal(value)
+        return "{" + ", ".join(f"{_source(k, 0)}: {_inline(v)}" for k, v in entries) + "}"
+    return _source(value, 0)

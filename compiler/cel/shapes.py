@@ -8,6 +8,7 @@ reaching any other field is an error, so an expression can never walk data of un
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Literal
 
@@ -28,6 +29,15 @@ class Shape:
     """List element or map value; None for a list that is always empty."""
     key: Shape | None = None
     fields: tuple[tuple[str, Shape], ...] = ()
+    _hash: int = dataclasses.field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # Shapes are cache keys of the cost bound: hash each once, not the whole tree per lookup.
+        parts = (self.kind, self.size, self.item, self.key, self.fields)
+        object.__setattr__(self, "_hash", hash(parts))
+
+    def __hash__(self) -> int:
+        return self._hash
 
     def field(self, name: str) -> Shape:
         """The shape of `self.name` (a record field, or a map value selected by name)."""
@@ -82,6 +92,8 @@ def merge(a: Shape | None, b: Shape | None) -> Shape | None:
     """The least shape that bounds both `a` and `b` (None is the empty list's element)."""
     if a is None or b is None or NEVER in (a, b):
         return b if a is None or a == NEVER else a
+    if a is b or (a._hash == b._hash and a == b):
+        return a
     if a.kind != b.kind:
         raise ShapeError(f"cannot bound a value that is a {a.kind} or a {b.kind}")
     if a.kind == "record":

@@ -12,12 +12,10 @@ reviewable line per namespace in a PR diff, and costs the API server one map loo
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable
-from functools import lru_cache
 
 from compiler.diagnostics import fail
 from compiler.emit.admission_claims import admin_access, device_tolerations, tier_entitlement
-from compiler.emit.admission_cost import PolicyCost, policy_cost
+from compiler.emit.admission_cost import policy_cost
 from compiler.emit.admission_rules import Entitlements, PolicyRule
 from compiler.emit.admission_workloads import dra_only, priority_entitlement
 from compiler.emit.claims import claim_templates
@@ -115,16 +113,8 @@ def _sources(teams: tuple[Team, ...], clause: str) -> str:
     return ", ".join(sorted({f"{t.source.origin}#{clause}" for t in teams}))
 
 
-@lru_cache(maxsize=512)
-def _cost_problems(
-    estimate: Callable[[PolicyRule], PolicyCost], rule: PolicyRule
-) -> tuple[str, ...]:
-    """The limits `rule` could exceed; identical policies (across clusters) are bounded once."""
-    return tuple(estimate(rule).problems())
-
-
 def _check_cost(cluster: ResolvedCluster, rule: PolicyRule) -> None:
-    problems = _cost_problems(policy_cost, rule)
+    problems = policy_cost(rule).problems()
     if problems:
         raise fail(
             "GF701",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cache
 
 from compiler.cel import kubernetes_shapes as k8s
 from compiler.cel.ast import parse_checked, selected_fields
@@ -20,7 +21,9 @@ from compiler.cel.cost import (
     RUNTIME_BUDGET,
     Bound,
     bound_expression,
+    bound_literal,
 )
+from compiler.cel.literal import CelLiteral
 from compiler.cel.shapes import SCALAR, Shape, record
 from compiler.emit.admission_rules import PolicyRule
 
@@ -63,7 +66,7 @@ def policy_cost(rule: PolicyRule, bounds: Mapping[str, Shape] | None = None) -> 
     """
     shapes: dict[str, Shape] = {}
     own: dict[str, int] = {}
-    uses: dict[str, set[str]] = {}
+    uses: dict[str, frozenset[str]] = {}
 
     def env() -> dict[str, Shape]:
         return {
@@ -77,8 +80,11 @@ def policy_cost(rule: PolicyRule, bounds: Mapping[str, Shape] | None = None) -> 
         }
 
     def charge(label: str, source: str) -> Bound:
-        bound = bound_expression(source, env())
-        uses[label] = selected_fields(parse_checked(source, ADMISSION_VARIABLES), "variables")
+        if isinstance(source, CelLiteral):  # a constant: sized from its data, reaches nothing
+            bound, uses[label] = bound_literal(source.value), frozenset()
+        else:
+            bound = bound_expression(source, env())
+            uses[label] = _variables_used(source)
         own[label] = bound.cost
         return bound
 
@@ -102,3 +108,9 @@ def policy_cost(rule: PolicyRule, bounds: Mapping[str, Shape] | None = None) -> 
     calls = {label: own[label] + sum(own[v] for v in reached(label)) for label in own}
     total = sum(c for label, c in own.items() if not label.startswith("matchConditions"))
     return PolicyCost(calls, total, conditions)
+
+
+@cache
+def _variables_used(source: str) -> frozenset[str]:
+    """The policy variables an expression reads (`variables.x` -> x)."""
+    return frozenset(selected_fields(parse_checked(source, ADMISSION_VARIABLES), "variables"))

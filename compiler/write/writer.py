@@ -214,7 +214,7 @@ def write_tree(out: Path, tree: dict[str, str]) -> Staleness:
     with ThreadPoolExecutor(max_workers=WRITER_THREADS) as pool:  # file writes release the GIL
         list(
             pool.map(
-                lambda item: _stage_file(out, staging, *item, keep=item[0] not in rewritten),
+                lambda item: _stage_file(out, staging, item[0], item[1], item[0] not in rewritten),
                 files.items(),
             )
         )
