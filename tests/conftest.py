@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from compiler.cli import main
 from compiler.pipeline import Compiled, compile_policies
@@ -16,6 +18,13 @@ from compiler.solve import ClusterPlan
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE = REPO / "policies"
+
+settings.register_profile("suite", derandomize=True, database=None)
+"""`make test`: the same examples on every run and machine, so the suite's verdict and time
+are reproducible (a random draw once took the brute-force oracle minutes)."""
+settings.register_profile("explore", derandomize=False)
+"""Campaigns (GPUFLEET_HYPOTHESIS=explore with more examples): new random draws each run."""
+settings.load_profile(os.environ.get("GPUFLEET_HYPOTHESIS", "suite"))
 
 
 def committed_plans() -> dict[str, ClusterPlan]:

@@ -78,16 +78,16 @@ def feasible(cluster: ResolvedCluster) -> bool:
         g.key: frozenset(t.name for t in cluster.taints if g.team.name in t.tolerated_by)
         for g in cluster.guarantees
     }
+    hosts = [host_limits(cluster, node.pool) for node in nodes]
     for configs in product(*(_node_configs(n, profiles) for n in nodes)):
         state = []
-        for node, config in zip(nodes, configs, strict=True):
+        for node, config, host in zip(nodes, configs, hosts, strict=True):
             devices: dict[str, int] = {}
             whole = sum(1 for gpu in config if not gpu)
             for gpu in config:
                 for profile, count in gpu:
                     devices[profile] = devices.get(profile, 0) + count
             tainted = min(1, whole) if node.tainted_gpus else 0
-            host = host_limits(cluster, node.pool)
             state.append(
                 (
                     whole - tainted,
