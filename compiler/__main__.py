@@ -1,3 +1,3 @@
-from compiler.cli import main
+from compiler.cli import run
 
-raise SystemExit(main())
+run()

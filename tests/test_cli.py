@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from tests.conftest import EXAMPLE
+from tests.conftest import EXAMPLE, REPO
 
 Run = Callable[..., tuple[int, str, str]]
 
@@ -144,3 +148,34 @@ def test_explain_on_an_infeasible_fleet_says_why(run_cli: Run, policy_copy: Path
     team.write_text(text.replace("limit: 32", "limit: 40"))
     code, _, err = run_cli("explain", "--policies", policy_copy, "--out", policy_copy / "no-out")
     assert code == 1 and "GF401" in err and "or add 2 nodes to pool b200" in err
+
+
+def test_the_command_exits_with_mains_code_and_all_its_output(tmp_path: Path) -> None:
+    """`python -m compiler` (and the `gpufleet` script) end with os._exit after flushing:
+    nothing printed is lost, the exit code is main's, and a reader that goes away ends the
+    process with SIGPIPE, never with a traceback or an internal error."""
+    command = [sys.executable, "-m", "compiler"]
+    done = subprocess.run(
+        [*command, "compile", "--policies", str(EXAMPLE), "--out", str(tmp_path / "out")],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0 and done.stdout.startswith("compiled prod-east")
+    assert done.stderr.count("warning[GF600]") == 2
+    usage = subprocess.run(
+        [*command, "compile", "--no-such-option"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert usage.returncode == 2 and "GF113" in usage.stderr
+    reader, writer = os.pipe()
+    os.close(reader)  # nobody reads what render prints
+    with os.fdopen(writer, "wb") as gone:
+        render = [*command, "render", "--policies", str(EXAMPLE), "--cluster", "prod-east"]
+        cut = subprocess.run(render, cwd=REPO, stdout=gone, stderr=subprocess.PIPE, timeout=60)
+    assert cut.returncode == -signal.SIGPIPE
+    assert b"Traceback" not in cut.stderr and b"GF001" not in cut.stderr

@@ -115,7 +115,7 @@ def _geometry(raw: dict[str, Any], spec: dict[str, Any]) -> MigGeometry:
 @cache
 def load_catalog(path: Path = CATALOG_FILE) -> Catalog:
     """Read the catalog data file once per process."""
-    raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    raw = yaml.load(path.read_text(encoding="utf-8"), Loader=yaml.CSafeLoader)
     models = tuple(
         GpuModel(
             id=entry["id"],

@@ -1,4 +1,4 @@
-"""Read `policies/**/*.yaml` with ruamel.yaml, keeping file, line and column for every node.
+"""Read `policies/**/*.yaml` with libyaml, keeping file, line and column for every node.
 
 Aliases are expanded (with a budget, so an alias bomb is refused rather than followed),
 duplicate keys and custom tags are errors, and every value becomes a plain Python builtin.
@@ -15,8 +15,6 @@ from pathlib import Path as FsPath
 from typing import Any
 
 import yaml as pyyaml
-from ruamel.yaml import YAML
-from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
 from compiler.diagnostics import CompileError, Diagnostic, Span, fail
 from compiler.load.budget import MAX_DEPTH, MAX_NODES_PER_FILE, check_budget
@@ -117,6 +115,9 @@ def compose(text: str, shown: str) -> tuple[list[Any], bool]:
     except CompileError as error:
         if [d.code for d in error.diagnostics] != ["GF101"]:
             raise
+        from ruamel.yaml import YAML  # imported only for what libyaml refuses
+        from ruamel.yaml.error import YAMLError
+
         try:
             return list(YAML(typ="safe", pure=True).compose_all(text)), False
         except (YAMLError, RecursionError):
@@ -141,19 +142,17 @@ def parse_documents(text: str, shown: str, origin: str) -> list[SourceDocument]:
             converter.spans[()] = converter.span_of(root)
             data = converter.convert(root, (), 0)
             documents.append(SourceDocument(shown, origin, index, data, converter.spans))
-    except (MarkedYAMLError, pyyaml.MarkedYAMLError) as error:
+    except pyyaml.MarkedYAMLError as error:
         hint = "check the YAML syntax near here"
         raise CompileError([_marked("GF101", error, shown, hint)]) from None
-    except (YAMLError, pyyaml.YAMLError) as error:
+    except pyyaml.YAMLError as error:
         raise fail("GF101", str(error).strip(), Span(shown, 1, 1)) from None
     except RecursionError:
         raise fail("GF103", "YAML nesting is too deep", Span(shown, 1, 1)) from None
     return documents
 
 
-def _marked(
-    code: str, error: MarkedYAMLError | pyyaml.MarkedYAMLError, shown: str, hint: str
-) -> Diagnostic:
+def _marked(code: str, error: pyyaml.MarkedYAMLError, shown: str, hint: str) -> Diagnostic:
     mark = error.problem_mark or error.context_mark
     line, column = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
     problem = " ".join(str(part) for part in (error.context, error.problem) if part)

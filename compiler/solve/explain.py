@@ -10,11 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ortools.sat.python import cp_model
-
 from compiler.diagnostics import Diagnostic, Span
 from compiler.resolve import Guarantee, ResolvedCluster
 from compiler.resolve.fleet import ResolvedTaint
+from compiler.solve.cpsat import cp_model
 from compiler.solve.model import ClusterModel, Scenario
 from compiler.solve.runner import Deadline, build_checked, check_status, solve_status
 

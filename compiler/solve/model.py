@@ -14,9 +14,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from ortools.sat.python import cp_model
-
 from compiler.resolve import Guarantee, ResolvedCluster, ResolvedPool
+from compiler.solve.cpsat import cp_model
 from compiler.solve.groups import NodeGroup, node_groups
 from compiler.solve.packing import HostLimits, Item, Pattern, patterns
 from compiler.solve.shapes import NodeConfig, gpu_options, node_configs

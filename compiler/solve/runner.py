@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import time
 
-from ortools.sat.python import cp_model
-
 from compiler.diagnostics import CompileError, Diagnostic
 from compiler.resolve import ResolvedCluster
+from compiler.solve.cpsat import cp_model
 from compiler.solve.model import EVERYTHING, ClusterModel, Scenario, build_model, new_solver
 from compiler.solve.packing import TooManyPatterns
 

@@ -10,11 +10,10 @@ from __future__ import annotations
 import hashlib
 from collections import Counter
 
-from ortools.sat.python import cp_model
-
 from compiler.diagnostics import CompileError, Diagnostic
 from compiler.parallel import map_in_order
 from compiler.resolve import ResolvedCluster, ResolvedFleet
+from compiler.solve.cpsat import cp_model
 from compiler.solve.explain import explain
 from compiler.solve.model import ClusterModel
 from compiler.solve.plan import (

@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import os
+from functools import cache
 from pathlib import Path
 
 _AT_FDCWD = -100
 _RENAME_EXCHANGE = 2
 
 
+@cache
 def _renameat2() -> object | None:
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        libc = ctypes.CDLL(None, use_errno=True)  # the C library the interpreter runs on
         function = libc.renameat2
     except (OSError, AttributeError):
         return None
