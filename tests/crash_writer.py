@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import compiler.write.atomic as atomic
+import compiler.write.writer as writer
 
 
 def _arm(kill_at: int, delay: float) -> list[int]:
@@ -50,7 +51,7 @@ def _arm(kill_at: int, delay: float) -> list[int]:
         return call
 
     os.link = hooked(os.link)
-    Path.write_bytes = hooked(Path.write_bytes)  # type: ignore[method-assign]
+    writer.write_file = hooked(writer.write_file)
     shutil.rmtree = hooked(shutil.rmtree)  # type: ignore[assignment]
     shutil.copy2 = hooked(shutil.copy2)
     atomic.exchange = hooked(atomic.exchange)

@@ -15,8 +15,8 @@ Path = tuple[str | int, ...]
 class SourceDocument:
     """One YAML document of one policy file.
 
-    `data` is made of dict, list, str, int, float, bool and None only; `spans` maps the path of
-    every node (keys and indices from the root) to where it stands in the file.
+    `data` is made of dict, list, str, int, float, bool and None only; `positions` maps the
+    path of every node (keys and indices from the root) to its 1-based (line, column).
     """
 
     file: str
@@ -25,14 +25,14 @@ class SourceDocument:
     """The stable path used in provenance annotations: `<policies dir name>/<relative path>`."""
     index: int
     data: Any
-    spans: Mapping[Path, Span] = field(repr=False)
+    positions: Mapping[Path, tuple[int, int]] = field(repr=False)
 
     def span(self, path: Path = ()) -> Span:
         """The span of the node at `path`, or of its nearest ancestor that has one."""
         for end in range(len(path), -1, -1):
-            found = self.spans.get(tuple(path[:end]))
+            found = self.positions.get(tuple(path[:end]))
             if found is not None:
-                return found
+                return Span(self.file, *found)
         return Span(self.file, 1, 1)
 
 

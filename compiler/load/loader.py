@@ -34,10 +34,11 @@ def policy_files(root: FsPath) -> list[FsPath]:
 
 def display_path(path: FsPath) -> str:
     """The path to print for a file: relative to the working directory when below it."""
-    try:
-        return path.resolve().relative_to(FsPath.cwd().resolve()).as_posix()
-    except ValueError:
-        return path.as_posix()
+    return _shown(path, path.resolve(), FsPath.cwd().resolve())
+
+
+def _shown(path: FsPath, real: FsPath, here: FsPath) -> str:
+    return real.relative_to(here).as_posix() if real.is_relative_to(here) else path.as_posix()
 
 
 def load_policies(root: FsPath) -> list[SourceDocument]:
@@ -47,13 +48,15 @@ def load_policies(root: FsPath) -> list[SourceDocument]:
     files = policy_files(root)
     if not files:
         raise fail("GF110", f"no *.yaml files below {root}", Span(display_path(root)))
+    real_root, here = root.resolve(), FsPath.cwd().resolve()
     documents: list[SourceDocument] = []
     problems: list[Diagnostic] = []
     for path in files:
-        origin = f"{root.resolve().name}/{path.relative_to(root).as_posix()}"
+        relative, real = path.relative_to(root), path.resolve()
+        shown = _shown(path, real, here)
         try:
-            _check_inside(path, root)
-            documents.extend(load_file(path, display_path(path), origin))
+            _check_inside(relative, real, real_root, shown)
+            documents.extend(load_file(path, shown, f"{real_root.name}/{relative.as_posix()}"))
         except CompileError as error:
             problems.extend(error.diagnostics)
     if problems:
@@ -61,7 +64,7 @@ def load_policies(root: FsPath) -> list[SourceDocument]:
     return documents
 
 
-def _check_inside(path: FsPath, root: FsPath) -> None:
+def _check_inside(relative: FsPath, real: FsPath, real_root: FsPath, shown: str) -> None:
     """Refuse a policy file whose name is not UTF-8, or that links outside the policy directory.
 
     The name lands in every object's source annotation, which must be text; and diagnostics
@@ -69,15 +72,15 @@ def _check_inside(path: FsPath, root: FsPath) -> None:
     (a CI secret, say) into a public log.
     """
     try:
-        path.relative_to(root).as_posix().encode("utf-8")
+        relative.as_posix().encode("utf-8")
     except UnicodeEncodeError:
-        message = f"the file name {path.name!r} is not UTF-8"
-        raise fail("GF109", message, Span(display_path(path), 1, 1), "rename the file") from None
-    if not path.resolve().is_relative_to(root.resolve()):
+        message = f"the file name {relative.name!r} is not UTF-8"
+        raise fail("GF109", message, Span(shown, 1, 1), "rename the file") from None
+    if not real.is_relative_to(real_root):
         raise fail(
             "GF122",
-            f"{display_path(path)} is a symlink to {path.resolve()}, outside {root}",
-            Span(display_path(path)),
+            f"{shown} is a symlink to {real}, outside {real_root}",
+            Span(shown),
             "copy the file into the policy directory instead of linking to it",
         )
 
@@ -139,9 +142,9 @@ def parse_documents(text: str, shown: str, origin: str) -> list[SourceDocument]:
             if root is None or (root.id == "scalar" and _tag(root, resolve_plain) == _NULL):
                 continue
             converter = _Converter(shown, resolve_plain)
-            converter.spans[()] = converter.span_of(root)
+            converter.positions[()] = _position(root)
             data = converter.convert(root, (), 0)
-            documents.append(SourceDocument(shown, origin, index, data, converter.spans))
+            documents.append(SourceDocument(shown, origin, index, data, converter.positions))
     except pyyaml.MarkedYAMLError as error:
         hint = "check the YAML syntax near here"
         raise CompileError([_marked("GF101", error, shown, hint)]) from None
@@ -208,22 +211,27 @@ def _yaml12_tag(value: str) -> str:
     return next((t for t, pattern in _CORE_SCHEMA if pattern.match(value)), _STR)
 
 
+def _position(node: Any) -> tuple[int, int]:
+    """Where a node starts: 1-based line and column."""
+    mark = node.start_mark
+    return mark.line + 1, mark.column + 1
+
+
 class _Converter:
     """Turns composed nodes into builtins, recording a span for every node."""
 
     def __init__(self, file: str, resolve_plain: bool) -> None:
         self.file = file
         self.resolve_plain = resolve_plain
-        self.spans: dict[Path, Span] = {}
+        self.positions: dict[Path, tuple[int, int]] = {}
         self.nodes = 0
 
     def span_of(self, node: Any) -> Span:
         """Where a node starts (1-based)."""
-        mark = node.start_mark
-        return Span(self.file, mark.line + 1, mark.column + 1)
+        return Span(self.file, *_position(node))
 
     def _at(self, path: Path) -> Span:
-        return self.spans.get(path, Span(self.file, 1, 1))
+        return Span(self.file, *self.positions.get(path, (1, 1)))
 
     def convert(self, node: Any, path: Path, depth: int) -> Any:
         self.nodes += 1
@@ -312,8 +320,8 @@ class _Converter:
                 )
             keys[name] = key_node
             child = (*path, name)
-            self.spans[child] = self.span_of(value_node)
-            self.spans[(*child, "<key>")] = self.span_of(key_node)
+            self.positions[child] = _position(value_node)
+            self.positions[(*child, "<key>")] = _position(key_node)
             result[name] = self.convert(value_node, child, depth + 1)
         return result
 
@@ -321,7 +329,7 @@ class _Converter:
         result: list[Any] = []
         for index, item in enumerate(node.value):
             child = (*path, index)
-            self.spans[child] = self.span_of(item)
+            self.positions[child] = _position(item)
             result.append(self.convert(item, child, depth + 1))
         return result
 

@@ -18,16 +18,11 @@ from __future__ import annotations
 import errno
 import os
 import shutil
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from compiler.diagnostics import CompileError, Diagnostic, Span, fail
 from compiler.write.atomic import recover, replace_directory
-
-WRITER_THREADS = 4
-"""Threads writing files into the staging directory (the order does not matter: the directory
-is swapped in whole)."""
 
 OWNED_LIST = ".gpufleet-owned"
 """The list of files below out/ that gpufleet wrote and may prune; nothing else is touched."""
@@ -52,8 +47,7 @@ class Staleness:
 
 
 def _check_path(relative: str) -> None:
-    path = PurePosixPath(relative)
-    if path.is_absolute() or ".." in path.parts or not path.parts:
+    if not relative.strip("/") or relative.startswith("/") or ".." in relative.split("/"):
         raise ValueError(f"refusing to write outside the output directory: {relative!r}")
 
 
@@ -66,20 +60,37 @@ def owned_files(out: Path) -> list[str]:
     return [line for line in lines if line and not line.startswith("#")]
 
 
-def _present_files(out: Path) -> list[str]:
-    """Every file and symlink below `out` (symlinks to directories included, never followed)."""
-    if not out.is_dir():
-        return []
-    found = []
-    for root, dirs, files in os.walk(out):
-        dirs.sort()
-        linked = [name for name in dirs if (Path(root) / name).is_symlink()]
-        for name in sorted([*files, *linked]):
-            found.append((Path(root) / name).relative_to(out).as_posix())
-    return found
+@dataclass(frozen=True)
+class Present:
+    """What out/ holds, from one walk that never follows a link."""
+
+    files: frozenset[str]
+    """Every file and symlink (symlinks to directories included)."""
+    links: frozenset[str]
+    """The symlinks among them."""
 
 
-def refuse_symlinks(out: Path, tree: dict[str, str]) -> None:
+def present_files(out: Path) -> Present:
+    """Every file and symlink below `out`, relative to it."""
+    files: set[str] = set()
+    links: set[str] = set()
+    if not out.is_dir() or out.is_symlink():
+        return Present(frozenset(), frozenset())
+    base = len(str(out)) + 1
+    for root, dirs, names in os.walk(out):
+        prefix = root[base:] + "/" if len(root) > base else ""
+        for name in dirs:
+            if os.path.islink(os.path.join(root, name)):
+                files.add(prefix + name)
+                links.add(prefix + name)
+        for name in names:
+            files.add(prefix + name)
+            if os.path.islink(os.path.join(root, name)):
+                links.add(prefix + name)
+    return Present(frozenset(files), frozenset(links))
+
+
+def refuse_symlinks(out: Path, tree: dict[str, str], present: Present | None = None) -> None:
     """Raise CompileError if out/, or any file or directory the tree writes below it, is a link.
 
     Writing would replace such a link with gpufleet's own file, so a link someone put there
@@ -92,16 +103,11 @@ def refuse_symlinks(out: Path, tree: dict[str, str]) -> None:
             Span(str(out)),
             "pass the real directory with --out, or remove the link",
         )
-    checked: set[str] = set()
-    linked: set[str] = set()
-    for path in [*tree, OWNED_LIST]:
-        parts = PurePosixPath(path).parts
-        for end in range(1, len(parts) + 1):
-            relative = "/".join(parts[:end])
-            if relative not in checked:
-                checked.add(relative)
-                if (out / relative).is_symlink():
-                    linked.add(relative)
+    links = (present or present_files(out)).links
+    if not links:
+        return
+    written = {OWNED_LIST, *tree} | {parent for path in tree for parent in _parents(path)}
+    linked = sorted(links & written)
     if linked:
         raise CompileError(
             Diagnostic(
@@ -111,7 +117,7 @@ def refuse_symlinks(out: Path, tree: dict[str, str]) -> None:
                 Span(str(out / relative)),
                 ("remove the link; gpufleet writes real files only, and nothing outside out/",),
             )
-            for relative in sorted(linked)
+            for relative in linked
         )
 
 
@@ -141,24 +147,29 @@ def _with_listing(tree: dict[str, str]) -> dict[str, str]:
 
 def compare_tree(out: Path, tree: dict[str, str]) -> Staleness:
     """What writing `tree` would add, change and remove below `out`."""
-    refuse_symlinks(out, tree)
+    present = present_files(out)
+    refuse_symlinks(out, tree, present)
     full = _with_listing(tree)
     owned = set(owned_files(out)) | {OWNED_LIST}
-    present = set(_present_files(out))
     result = Staleness()
     for path, text in full.items():
-        target = out / path
-        if path not in present:
+        if path not in present.files:
             result.added.append(path)
-        elif not target.is_file() or target.read_bytes() != text.encode("utf-8"):
-            result.changed.append(path)  # a FIFO or device is never read (it could block)
-    result.removed = sorted((owned & present) - set(full))
-    result.foreign = sorted(present - owned - set(full))
+        elif not _holds(out / path, text):
+            result.changed.append(path)
+    result.removed = sorted((owned & present.files) - set(full))
+    result.foreign = sorted(present.files - owned - set(full))
     parents = {parent for path in full for parent in _parents(path)}
     result.conflicts = sorted(
         {p for p in result.changed if p not in owned} | {p for p in result.foreign if p in parents}
     )
     return result
+
+
+def _holds(path: Path, text: str) -> bool:
+    """Whether `path` is a regular file holding exactly `text` (a FIFO or device is never
+    read: it could block)."""
+    return path.is_file() and path.read_bytes() == text.encode("utf-8")
 
 
 def _parents(path: str) -> list[str]:
@@ -208,29 +219,35 @@ def write_tree(out: Path, tree: dict[str, str]) -> Staleness:
         else:
             shutil.copy2(source, target)
     files = _with_listing(tree)
-    for directory in sorted({(staging / path).parent for path in files}):
-        directory.mkdir(parents=True, exist_ok=True)
+    for directory in sorted({os.path.dirname(path) for path in files} - {""}):
+        os.makedirs(staging / directory, exist_ok=True)
     rewritten = {*changes.added, *changes.changed}
-    with ThreadPoolExecutor(max_workers=WRITER_THREADS) as pool:  # file writes release the GIL
-        list(
-            pool.map(
-                lambda item: _stage_file(out, staging, item[0], item[1], item[0] not in rewritten),
-                files.items(),
-            )
-        )
+    for path, text in files.items():
+        _stage_file(str(out), str(staging), path, text, keep=path not in rewritten)
     replace_directory(staging, out, retired)
     shutil.rmtree(retired, ignore_errors=True)
     return changes
 
 
-def _stage_file(out: Path, staging: Path, path: str, text: str, keep: bool) -> None:
+def _stage_file(out: str, staging: str, path: str, text: str, keep: bool) -> None:
     """Put one file of the new tree into staging: a hard link to out/'s own copy when its
     bytes are unchanged (no new inode, and the old one is not freed by the clean-up), else
     the new bytes. Files are never modified in place, so out/ stays the old tree meanwhile."""
     if keep:
         try:
-            os.link(out / path, staging / path, follow_symlinks=False)
+            os.link(f"{out}/{path}", f"{staging}/{path}", follow_symlinks=False)
             return
         except OSError:
             pass  # a file system without hard links: write the bytes
-    (staging / path).write_bytes(text.encode("utf-8"))
+    write_file(f"{staging}/{path}", text.encode("utf-8"))
+
+
+def write_file(path: str, data: bytes) -> None:
+    """Create `path` (it must not exist) holding `data`."""
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(descriptor, view) :]
+    finally:
+        os.close(descriptor)
