@@ -6,7 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from compiler.diagnostics import CompileError
+from compiler.diagnostics import CompileError, Span
+from compiler.load import load_policies
+from compiler.load.document import SourceDocument
+from compiler.load.loader import FILES_PER_TASK
 from compiler.parallel import worker_count
 from compiler.pipeline import Compiled, compile_policies
 from compiler.report.previous import read_previous_plans
@@ -41,3 +44,32 @@ def test_conflicts_found_in_workers_are_reported(
 def test_small_fleets_stay_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("GPUFLEET_WORKERS", raising=False)
     assert worker_count(2) == 1
+
+
+def test_files_loaded_in_workers_are_the_same_documents_and_problems(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    files = 3 * FILES_PER_TASK
+    for index in range(files):
+        text = f"kind: Team\nmetadata: {{name: team-{index:03d}}}\nspec: {{namespaces: [a, b]}}\n"
+        if index in (5, files - 5):  # a problem in the first task and in the last
+            text += "spec: {}\n"
+        (tmp_path / f"team-{index:03d}.yaml").write_text(text)
+
+    def load() -> tuple[list[SourceDocument], list[str]]:
+        try:
+            return load_policies(tmp_path), []
+        except CompileError as error:
+            return [], [str(d.span) for d in error.diagnostics]
+
+    monkeypatch.setenv("GPUFLEET_WORKERS", "1")
+    alone = load()
+    monkeypatch.setenv("GPUFLEET_WORKERS", "2")
+    assert load() == alone
+    assert alone[1] == [f"{tmp_path}/team-005.yaml:4:1", f"{tmp_path}/team-{files - 5}.yaml:4:1"]
+    (tmp_path / "team-005.yaml").write_text("kind: Team\n")
+    (tmp_path / f"team-{files - 5}.yaml").write_text("kind: Team\n")
+    documents = load()[0]
+    monkeypatch.setenv("GPUFLEET_WORKERS", "1")
+    assert documents == load()[0] and len(documents) == files
+    assert documents[7].span(("metadata", "name")) == Span(f"{tmp_path}/team-007.yaml", 2, 18)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from compiler.catalog import Catalog
 from compiler.diagnostics import CompileError, Diagnostic, Severity
 from compiler.model import Policies
@@ -40,6 +42,7 @@ def resolve(policies: Policies, catalog: Catalog) -> ResolvedFleet:
     clusters: list[ResolvedCluster] = []
     matched_anywhere: set[str] = set()
     failed: set[str] = set()
+    teams_of = _teams_by_cluster(policies.teams, [c.name for c in policies.clusters])
     for cluster in policies.clusters:
         pools = resolve_pools(cluster, catalog, problems)
         tiers: dict[str, TierInCluster] = {}
@@ -51,9 +54,7 @@ def resolve(policies: Policies, catalog: Catalog) -> ResolvedFleet:
                 tiers[tier.name] = resolved
                 if resolved.kinds:
                     matched_anywhere.add(tier.name)
-        teams = tuple(
-            t for t in policies.teams if t.spec.clusters is None or cluster.name in t.spec.clusters
-        )
+        teams = teams_of.get(cluster.name, ())
         guarantees = [g for t in teams for g in team_guarantees(t, cluster.name, tiers, problems)]
         taints = resolve_taints(
             cluster.name, policies.taints, pools, teams, catalog, cluster.spec.driver, problems
@@ -130,3 +131,14 @@ def resolve(policies: Policies, catalog: Catalog) -> ResolvedFleet:
     if errors:
         raise CompileError([*errors, *warnings])
     return ResolvedFleet(tuple(clusters), policies.ladder, policies.fleet, tuple(warnings))
+
+
+def _teams_by_cluster(teams: Sequence[Team], clusters: list[str]) -> dict[str, tuple[Team, ...]]:
+    """Each cluster's teams in policy order: those that name it, and those on every cluster."""
+    found: dict[str, list[Team]] = {name: [] for name in clusters}
+    for team in teams:
+        named = clusters if team.spec.clusters is None else dict.fromkeys(team.spec.clusters)
+        for name in named:
+            if name in found:
+                found[name].append(team)
+    return {name: tuple(members) for name, members in found.items()}
