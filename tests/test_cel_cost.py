@@ -98,9 +98,9 @@ def test_a_literal_is_bounded_from_its_data_as_from_its_source(value: Any) -> No
         expected = bound_expression(cel_literal(value), {})
     except CostModelError:
         with pytest.raises(CostModelError):
-            bound_literal(value)
+            bound_literal(cel_literal(value))
         return
-    assert bound_literal(value) == expected
+    assert bound_literal(cel_literal(value)) == expected
     assert isinstance(cel_literal(value), CelLiteral)
     assert pickle.loads(pickle.dumps(cel_literal(value))).value == value
 

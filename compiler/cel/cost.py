@@ -41,7 +41,7 @@ from compiler.cel.ast import (
     Select,
     parse_checked,
 )
-from compiler.cel.literal import Literal
+from compiler.cel.literal import CelLiteral, Literal
 from compiler.cel.shapes import NEVER, SCALAR, Shape, ShapeError, list_of, merge, string
 
 PER_CALL_LIMIT = 1_000_000
@@ -88,10 +88,18 @@ def _bound_source(source: str, variables: tuple[tuple[str, Shape], ...]) -> Boun
         raise CostModelError(str(error)) from None
 
 
-def bound_literal(value: Literal) -> Bound:
-    """What `bound_expression` gives the CEL literal of `value`, without parsing it."""
+def bound_literal(literal: CelLiteral) -> Bound:
+    """What `bound_expression` gives `literal`, sized from its data instead of parsed.
+
+    Remembered per source text: a cluster's policies share literals (its teams, say).
+    """
+    return _bound_literal(literal)
+
+
+@lru_cache(maxsize=1024)
+def _bound_literal(literal: CelLiteral) -> Bound:
     try:
-        return _literal(value)
+        return _literal(literal.value)
     except ShapeError as error:
         raise CostModelError(str(error)) from None
 

@@ -95,22 +95,24 @@ def admission_manifests(
     if not cluster.teams:
         return []
     data = entitlements(cluster, fleet)
+    origins = sorted({team.source.origin for team in cluster.teams})
     manifests: list[Manifest] = []
     for family in RULE_FAMILIES:
         rule = family(data)
         if rule is None:
             continue
         _check_cost(cluster, rule)
-        sources = _sources(cluster.teams, rule.clause)
+        sources = _sources(origins, rule.clause)
         if rule.fleet_clause and fleet is not None:
             sources = f"{fleet.source.origin}#{rule.fleet_clause}, {sources}"
         manifests.append(_policy(cluster.name, rule, sources))
-        manifests.append(_binding(cluster.name, rule.name, _sources(cluster.teams, "namespaces")))
+        manifests.append(_binding(cluster.name, rule.name, _sources(origins, "namespaces")))
     return manifests + priority_quotas(cluster, ladder)
 
 
-def _sources(teams: tuple[Team, ...], clause: str) -> str:
-    return ", ".join(sorted({f"{t.source.origin}#{clause}" for t in teams}))
+def _sources(origins: list[str], clause: str) -> str:
+    """The teams' files, sorted, each with `#clause`."""
+    return ", ".join(f"{origin}#{clause}" for origin in origins)
 
 
 def _check_cost(cluster: ResolvedCluster, rule: PolicyRule) -> None:

@@ -81,7 +81,7 @@ def policy_cost(rule: PolicyRule, bounds: Mapping[str, Shape] | None = None) -> 
 
     def charge(label: str, source: str) -> Bound:
         if isinstance(source, CelLiteral):  # a constant: sized from its data, reaches nothing
-            bound, uses[label] = bound_literal(source.value), frozenset()
+            bound, uses[label] = bound_literal(source), frozenset()
         else:
             bound = bound_expression(source, env())
             uses[label] = _variables_used(source)

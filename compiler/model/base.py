@@ -50,8 +50,10 @@ class PolicyObject(Strict):
     @property
     def source(self) -> SourceDocument:
         """The document this object was read from."""
-        assert self._source is not None, "policy objects are built by model.build"
-        return self._source
+        # read from pydantic's private storage directly: `self._source` takes its slow path
+        document: SourceDocument | None = (self.__pydantic_private__ or {}).get("_source")
+        assert document is not None, "policy objects are built by model.build"
+        return document
 
 
 class Resources(Strict):
