@@ -11,6 +11,7 @@ Burstable team may burst to the node's fair memory share per device.
 
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -18,9 +19,8 @@ from typing import Any
 from compiler.emit.manifest import Manifest, provenance
 from compiler.emit.render import Block
 from compiler.emit.waves import WAVES
-from compiler.model.policy import Team
 from compiler.quantity import format_bytes, format_decimal
-from compiler.resolve import ResolvedCluster, TierInCluster
+from compiler.resolve import Guarantee, ResolvedCluster
 from compiler.resolve.host import HostShare, fair_share, host_share
 from compiler.versions import Feature, target
 
@@ -41,24 +41,36 @@ class HostQuota:
     guaranteed: bool
 
 
-def burst_memory(cluster: ResolvedCluster, tier: TierInCluster) -> Fraction:
-    """The memory one device's pods may burst to: the node's fair share, at least the request."""
-    return max(host_share(cluster, tier).memory, fair_share(cluster, tier).memory)
+@dataclass(frozen=True)
+class TierHost:
+    """What one device of a tier comes with on the host, and what its pods may burst to."""
+
+    share: HostShare
+    burst_memory: Fraction
+    """The node's fair memory share per device, at least the request."""
 
 
-def host_quota(cluster: ResolvedCluster, team: Team, namespace: str) -> HostQuota | None:
-    """The namespace's host quota, or None when it holds no device quota in the cluster."""
-    held = [g for g in cluster.guarantees if g.team is team and g.namespace == namespace]
+def tier_hosts(cluster: ResolvedCluster) -> dict[str, TierHost]:
+    """Each tier's host share and burst memory in `cluster`, by tier name."""
+    hosts = {}
+    for tier in cluster.tiers:
+        share = host_share(cluster, tier)
+        hosts[tier.tier.name] = TierHost(share, max(share.memory, fair_share(cluster, tier).memory))
+    return hosts
+
+
+def host_quota(
+    held: list[Guarantee], hosts: dict[str, TierHost], guaranteed: bool
+) -> HostQuota | None:
+    """The host quota of a namespace holding the guarantees `held` (None when it holds none)."""
     if not held:
         return None
-    tiers = [cluster.tier(g.tier) for g in held]
-    shares = [host_share(cluster, t) for t in tiers]
+    shares = [hosts[g.tier].share for g in held]
+    bursts = [hosts[g.tier].burst_memory for g in held]
     requests = HostShare(
         sum((s.cpu * g.limit for s, g in zip(shares, held, strict=True)), Fraction(0)),
         sum((s.memory * g.limit for s, g in zip(shares, held, strict=True)), Fraction(0)),
     )
-    guaranteed = team.spec.memory_qos == "guaranteed"
-    bursts = [burst_memory(cluster, t) for t in tiers]
     default_request = HostShare(min(s.cpu for s in shares), min(s.memory for s in shares))
     return HostQuota(
         requests=requests,
@@ -80,9 +92,14 @@ def _cpu(value: Fraction) -> str:
 def namespace_qos(cluster: ResolvedCluster) -> list[Manifest]:
     """A LimitRange and a host ResourceQuota per team namespace that holds device quota."""
     manifests = []
+    hosts = tier_hosts(cluster)
+    held: dict[tuple[str, str], list[Guarantee]] = defaultdict(list)
+    for guarantee in cluster.guarantees:
+        held[(guarantee.team.name, guarantee.namespace)].append(guarantee)
     for team in cluster.teams:
+        guaranteed = team.spec.memory_qos == "guaranteed"
         for namespace in team.spec.namespaces:
-            quota = host_quota(cluster, team, namespace)
+            quota = host_quota(held.get((team.name, namespace), []), hosts, guaranteed)
             if quota is None:
                 continue
             common: dict[str, Any] = {

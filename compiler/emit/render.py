@@ -10,7 +10,7 @@ from typing import Any
 import jinja2
 
 from compiler.emit.manifest import Manifest
-from compiler.emit.yaml_safe import yaml_scalar
+from compiler.emit.yaml_safe import string_scalar, yaml_scalar
 
 
 def templates_dir() -> Path:
@@ -49,6 +49,8 @@ def block(text: str, indent: int, single_line_too: bool = False) -> str:
 
 
 def _finalize(value: Any) -> str:
+    if type(value) is str:  # most values: names, keys, quantities (and never a Block)
+        return string_scalar(value)
     if isinstance(value, Block):
         return str(value)
     return yaml_scalar(value)

@@ -28,11 +28,12 @@ def yaml_scalar(value: Any) -> str:
         raise TypeError("floats are not emitted; use an int or a quantity string")
     if not isinstance(value, str):
         raise TypeError(f"cannot emit {type(value).__name__} as a YAML scalar")
-    return _string_scalar(value)
+    return string_scalar(value)
 
 
 @lru_cache(maxsize=65536)
-def _string_scalar(value: str) -> str:
+def string_scalar(value: str) -> str:
+    """`yaml_scalar` of a string (remembered: the same names recur in every manifest)."""
     if _PLAIN.match(value) and value.lower() not in _YAML11_WORDS:
         return value
     return double_quoted(value)
