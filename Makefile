@@ -19,8 +19,8 @@ check: $(STAMP)
 	$(BIN)/gpufleet check --policies policies
 
 lint: $(STAMP)
-	$(BIN)/ruff check compiler tests
-	$(BIN)/ruff format --check compiler tests
+	$(BIN)/ruff check compiler tests benchmarks
+	$(BIN)/ruff format --check compiler tests benchmarks
 	$(BIN)/mypy
 
 test: $(STAMP) lint

@@ -40,6 +40,7 @@ SIZES = {
 }
 WHOLE_MODELS = ("H200", "B200", "L40S")
 MIG_PROFILES = ("3g.40gb", "2g.20gb", "1g.10gb")
+GPU_OF_POOL = {"h100": "H100-80GB", **{model.lower(): model for model in WHOLE_MODELS}}
 
 
 def _tiers(size: Size) -> list[tuple[str, str, str]]:
@@ -48,13 +49,17 @@ def _tiers(size: Size) -> list[tuple[str, str, str]]:
     for index in range(size.tiers):
         if index % 4 == 3:
             profile = MIG_PROFILES[(index // 4) % len(MIG_PROFILES)]
-            spec = f"{{select: {{models: [H100-80GB]}}, partition: {profile}, hostMemoryPerGpu: 16Gi}}"
+            spec = (
+                f"{{select: {{models: [H100-80GB]}}, partition: {profile}, hostMemoryPerGpu: 16Gi}}"
+            )
             tiers.append((f"tier-{index:02d}", "h100", spec))
         else:
             model = WHOLE_MODELS[index % len(WHOLE_MODELS)]
-            spec = (f"{{select: {{models: [{model}]}}, hostMemoryPerGpu: 128Gi, cpuPerGpu: 12"
-                    + (", gangMatchAttribute: resource.kubernetes.io/pcieRoot" if index % 2 else "")
-                    + "}")
+            spec = (
+                f"{{select: {{models: [{model}]}}, hostMemoryPerGpu: 128Gi, cpuPerGpu: 12"
+                + (", gangMatchAttribute: resource.kubernetes.io/pcieRoot" if index % 2 else "")
+                + "}"
+            )
             tiers.append((f"tier-{index:02d}", model.lower(), spec))
     return tiers
 
@@ -67,7 +72,9 @@ def generate(size: Size, seed: int, root: Path) -> None:
     (root / "tiers").mkdir(exist_ok=True)
     (root / "teams").mkdir(exist_ok=True)
     (root / "taints").mkdir(exist_ok=True)
-    ladder = HEADER + """kind: PriorityLadder
+    ladder = (
+        HEADER
+        + """kind: PriorityLadder
 metadata: {name: default}
 spec:
   levels:
@@ -75,25 +82,32 @@ spec:
     - {name: standard, value: 1000, default: true}
     - {name: batch, value: 10, preemption: Never}
 """
+    )
     (root / "ladder.yaml").write_text(ladder)
     tiers = _tiers(size)
     for name, _, spec in tiers:
         (root / "tiers" / f"{name}.yaml").write_text(
-            HEADER + f"kind: GpuTier\nmetadata: {{name: {name}}}\nspec: {spec}\n")
+            HEADER + f"kind: GpuTier\nmetadata: {{name: {name}}}\nspec: {spec}\n"
+        )
     mig_nodes = int(size.nodes_per_cluster * size.mig_share)
     rest = size.nodes_per_cluster - mig_nodes
-    pool_nodes = {"h100": mig_nodes, "h200": rest // 3, "b200": rest // 3,
-                  "l40s": rest - 2 * (rest // 3)}
+    pool_nodes = {
+        "h100": mig_nodes,
+        "h200": rest // 3,
+        "b200": rest // 3,
+        "l40s": rest - 2 * (rest // 3),
+    }
     for c in range(size.clusters):
         cluster = f"cluster-{c:03d}"
         pools = "".join(
-            f"    - {{name: {pool}, nodes: {nodes}, gpu: {pool.upper() if pool != 'h100' else 'H100-80GB'}, "
-            f"gpusPerNode: 8, hostMemory: 2Ti, cpu: 224{', mig: allowed' if pool == 'h100' else ''}}}\n"
+            f"    - {{name: {pool}, nodes: {nodes}, gpu: {GPU_OF_POOL[pool]}, gpusPerNode: 8, "
+            f"hostMemory: 2Ti, cpu: 224{', mig: allowed' if pool == 'h100' else ''}}}\n"
             for pool, nodes in pool_nodes.items()
         )
         (root / "clusters" / f"{cluster}.yaml").write_text(
             HEADER + f"kind: Cluster\nmetadata: {{name: {cluster}}}\nspec:\n"
-            f"  kubernetesVersion: \"1.36\"\n  nodePools:\n{pools}")
+            f'  kubernetesVersion: "1.36"\n  nodePools:\n{pools}'
+        )
         tainted_nodes = round(size.nodes_per_cluster * size.taint_share)
         for t in range(tainted_nodes):
             pool = rng.choice(["h200", "b200"])
@@ -101,17 +115,24 @@ spec:
             (root / "taints" / f"{cluster}-{t}.yaml").write_text(
                 HEADER + f"kind: DeviceTaint\nmetadata: {{name: {cluster}-ecc-{t}}}\n"
                 f"spec: {{cluster: {cluster}, pool: {pool}, node: {node}, "
-                "key: gpu.nvidia.com/ecc-errors, value: uncorrectable}\n")
+                "key: gpu.nvidia.com/ecc-errors, value: uncorrectable}\n"
+            )
         _teams(size, tiers, pool_nodes, cluster, root, rng)
 
 
-def _teams(size: Size, tiers: list[tuple[str, str, str]], pool_nodes: dict[str, int],
-           cluster: str, root: Path, rng: random.Random) -> None:
+def _teams(
+    size: Size,
+    tiers: list[tuple[str, str, str]],
+    pool_nodes: dict[str, int],
+    cluster: str,
+    root: Path,
+    rng: random.Random,
+) -> None:
     users: dict[str, list[int]] = {}
     for index in range(size.guarantees_per_cluster):
         users.setdefault(tiers[index % len(tiers)][0], []).append(index)
     shared: dict[str, int] = {}
-    for name, pool, _ in tiers:
+    for _, pool, _ in tiers:
         shared[pool] = shared.get(pool, 0) + 1
     for name, pool, spec in tiers:
         members = users.get(name, [])
@@ -129,7 +150,8 @@ def _teams(size: Size, tiers: list[tuple[str, str, str]], pool_nodes: dict[str, 
                 HEADER + f"kind: Team\nmetadata: {{name: {team}}}\nspec:\n"
                 f"  namespaces: [{team}]\n  clusters: [{cluster}]\n"
                 f"  quotas: [{{tier: {name}, guaranteed: {count}, limit: {count * 2}, "
-                f"gang: {gang}}}]\n  priorities: [{priority}]\n")
+                f"gang: {gang}}}]\n  priorities: [{priority}]\n"
+            )
 
 
 def main() -> None:

@@ -4,10 +4,16 @@
     python benchmarks/run.py --sizes S L --runs 3
 
 For each size it generates the fleet (benchmarks/generate.py), then times complete compile
-processes (interpreter start included) into a fresh out/ directory: wall and CPU seconds and
+processes (interpreter start included) into an empty out/ directory: wall and CPU seconds and
 peak RSS, plus the stage breakdown that `--timings` prints. In the same run it measures the
-serialization floor: dumping the same emitted objects with PyYAML's C dumper and writing them,
-nothing else. The table is printed and written to docs/benchmarks.md.
+serialization floor: dumping the same emitted objects with PyYAML's C dumper and writing
+them, nothing else; `compile --check` against the compiled out/ (what CI runs on a PR); and
+`compile --validate`. The table is printed and written to docs/benchmarks.md.
+
+Every run writes into a directory of its own and nothing is deleted until the end: on ext4,
+creating files right after deleting thousands makes the inode allocator skip every recently
+freed inode, which once made writing out/ 10x slower than on a quiet file system (perf:
+find_inode_bit -> recently_deleted). Run it on an otherwise idle machine.
 """
 
 from __future__ import annotations
@@ -54,15 +60,24 @@ def _policies(size: str, directory: Path) -> Path:
 
 
 def compile_once(policies: Path, out: Path, extra: list[str]) -> Run:
-    """One `gpufleet compile` process into an empty `out`, measured with wait4."""
-    shutil.rmtree(out, ignore_errors=True)
+    """One `gpufleet compile` process into `out`, measured with wait4."""
     log = out.with_name(out.name + ".stderr")
     with log.open("w") as errors:  # a file, not a pipe: warnings must not fill a pipe buffer
         start = time.perf_counter()
         process = subprocess.Popen(
-            [*GPUFLEET, "compile", "--policies", str(policies), "--out", str(out), "--timings",
-             *extra],
-            cwd=REPO, stdout=subprocess.DEVNULL, stderr=errors,
+            [
+                *GPUFLEET,
+                "compile",
+                "--policies",
+                str(policies),
+                "--out",
+                str(out),
+                "--timings",
+                *extra,
+            ],
+            cwd=REPO,
+            stdout=subprocess.DEVNULL,
+            stderr=errors,
         )
         _, status, usage = os.wait4(process.pid, 0)
         wall = time.perf_counter() - start
@@ -74,6 +89,7 @@ def compile_once(policies: Path, out: Path, extra: list[str]) -> Run:
         name: float(value.rstrip("s"))
         for name, value in (part.split() for part in line.removeprefix("timings: ").split(", "))
     }
+    stages["start-up and rest"] = wall - sum(stages.values())
     return Run(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, stages)
 
 
@@ -84,13 +100,38 @@ def serialization_floor(out: Path, scratch: Path) -> tuple[float, int]:
         for path in sorted(out.rglob("*.yaml"))
     ]
     objects = [(p, d) for p, d in documents if isinstance(d, dict) and "kind" in d]
-    shutil.rmtree(scratch, ignore_errors=True)
     start = time.perf_counter()
     for relative, document in objects:
         target = scratch / relative
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(yaml.dump(document, Dumper=yaml.CSafeDumper, sort_keys=False))
     return time.perf_counter() - start, len(objects)
+
+
+@dataclass
+class Row:
+    """One size's measurements."""
+
+    size: str
+    objects: int
+    runs: list[Run]
+    floor: float
+    check: float
+    validate: float
+
+    def median(self, value: str) -> float:
+        """The median of one measure over the runs."""
+        return float(statistics.median(getattr(run, value) for run in self.runs))
+
+
+def measure(size: str, runs: int, scratch: Path) -> Row:
+    """Compile one size `runs` times, then its check, validate and floor."""
+    policies = _policies(size, scratch)
+    compiled = [compile_once(policies, scratch / f"out-{size}-{n}", []) for n in range(runs)]
+    check = compile_once(policies, scratch / f"out-{size}-0", ["--check"]).wall
+    validate = compile_once(policies, scratch / f"out-{size}-validate", ["--validate"]).wall
+    floor, objects = serialization_floor(scratch / f"out-{size}-0", scratch / f"floor-{size}")
+    return Row(size, objects, compiled, floor, check, validate)
 
 
 def main() -> None:
@@ -100,54 +141,49 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--write", type=Path, default=REPO / "docs" / "benchmarks.md")
     args = parser.parse_args()
-    rows, breakdowns = [], []
+    rows = []
     with tempfile.TemporaryDirectory() as directory:
-        scratch = Path(directory)
         for size in args.sizes:
-            policies = _policies(size, scratch)
-            runs = [compile_once(policies, scratch / "out", []) for _ in range(args.runs)]
-            validated = compile_once(policies, scratch / "out-validate", ["--validate"])
-            floor, objects = serialization_floor(scratch / "out", scratch / "floor")
-            wall = statistics.median(r.wall for r in runs)
-            rows.append((size, objects, wall, statistics.median(r.cpu for r in runs),
-                         max(r.rss_mib for r in runs), floor, wall / floor if floor else 0.0,
-                         validated.wall))
-            stages = {k: statistics.median(r.stages.get(k, 0.0) for r in runs)
-                      for k in runs[0].stages}
-            breakdowns.append((size, stages))
-            print(f"{size}: {objects} objects, wall {wall:.2f} s", flush=True)
-    text = _markdown(rows, breakdowns, args.runs)
+            rows.append(measure(size, args.runs, Path(directory)))
+            print(
+                f"{size}: {rows[-1].objects} objects, wall {rows[-1].median('wall'):.2f} s",
+                flush=True,
+            )
+    text = _markdown(rows, args.runs)
     print(text)
     args.write.parent.mkdir(parents=True, exist_ok=True)
     args.write.write_text(text)
 
 
-def _markdown(rows: list[tuple], breakdowns: list[tuple[str, dict[str, float]]],  # type: ignore[type-arg]
-              runs: int) -> str:
+def _markdown(rows: list[Row], runs: int) -> str:
     lines = [
         "# Benchmarks",
         "",
         f"Measured by `python benchmarks/run.py` on {platform.machine()}, "
         f"{os.cpu_count()} CPUs, Python {platform.python_version()}; median of {runs} runs of "
         "a whole `gpufleet compile` process into an empty out/ (interpreter start included).",
-        "The floor is PyYAML's C dumper writing the same objects, nothing else.",
+        "The floor is PyYAML's C dumper writing the same objects, nothing else; check is",
+        "`compile --check` against the compiled out/ (what CI runs on a pull request).",
         "",
         "| size | objects | wall (s) | CPU (s) | peak RSS (MiB) | floor (s) | wall / floor "
-        "| wall with --validate (s) |",
-        "| :-- | --: | --: | --: | --: | --: | --: | --: |",
+        "| check (s) | wall with --validate (s) |",
+        "| :-- | --: | --: | --: | --: | --: | --: | --: | --: |",
     ]
-    lines += [
-        f"| {s} | {o} | {w:.2f} | {c:.2f} | {r:.0f} | {f:.2f} | {x:.1f} | {v:.2f} |"
-        for s, o, w, c, r, f, x, v in rows
-    ]
+    for row in rows:
+        wall = row.median("wall")
+        lines.append(
+            f"| {row.size} | {row.objects} | {wall:.2f} | {row.median('cpu'):.2f} "
+            f"| {max(r.rss_mib for r in row.runs):.0f} | {row.floor:.2f} "
+            f"| {wall / row.floor if row.floor else 0.0:.1f} | {row.check:.2f} "
+            f"| {row.validate:.2f} |"
+        )
     lines += ["", "Stage breakdown (seconds, median):", ""]
-    names = list(breakdowns[0][1]) if breakdowns else []
+    names = list(rows[0].runs[0].stages) if rows else []
     lines.append("| size | " + " | ".join(names) + " |")
     lines.append("| :-- | " + " | ".join("--:" for _ in names) + " |")
-    lines += [
-        f"| {size} | " + " | ".join(f"{stages.get(n, 0.0):.3f}" for n in names) + " |"
-        for size, stages in breakdowns
-    ]
+    for row in rows:
+        medians = [statistics.median(r.stages.get(n, 0.0) for r in row.runs) for n in names]
+        lines.append(f"| {row.size} | " + " | ".join(f"{m:.3f}" for m in medians) + " |")
     return "\n".join(lines) + "\n"
 
 

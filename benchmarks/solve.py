@@ -19,13 +19,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.generate import SIZES, generate  # noqa: E402
-from compiler.catalog import load_catalog  # noqa: E402
-from compiler.load import load_policies  # noqa: E402
-from compiler.model import build_policies  # noqa: E402
-from compiler.resolve import resolve  # noqa: E402
-from compiler.solve.model import build_model  # noqa: E402
-from compiler.solve.solver import solve_cluster  # noqa: E402
+from benchmarks.generate import SIZES, generate
+from compiler.catalog import load_catalog
+from compiler.load import load_policies
+from compiler.model import build_policies
+from compiler.resolve import resolve
+from compiler.solve.model import build_model
+from compiler.solve.solver import solve_cluster
 
 
 def main() -> None:
@@ -54,14 +54,21 @@ def main() -> None:
     nodes = sum(p.pool.nodes for c in fleet.clusters for p in c.pools)
     gpus = sum(p.gpus for c in fleet.clusters for p in c.pools)
     guarantees = sum(len(c.guarantees) for c in fleet.clusters)
-    print(f"fleet: {len(fleet.clusters)} clusters, {nodes} nodes, {gpus} GPUs, "
-          f"{guarantees} guarantees")
-    print(f"solve, all clusters: median {statistics.median(totals):.2f} s "
-          f"(runs: {', '.join(f'{t:.2f}' for t in totals)})")
+    print(
+        f"fleet: {len(fleet.clusters)} clusters, {nodes} nodes, {gpus} GPUs, "
+        f"{guarantees} guarantees"
+    )
+    print(
+        f"solve, all clusters: median {statistics.median(totals):.2f} s "
+        f"(runs: {', '.join(f'{t:.2f}' for t in totals)})"
+    )
     print(f"slowest cluster: {slowest[1]} {slowest[0] * 1000:.0f} ms")
-    print(f"model of {fleet.clusters[0].name}: {len(sample.model.proto.variables)} variables, "
-          f"{len(sample.model.proto.constraints)} constraints")
-    print(f"peak RSS of this process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB")
+    print(
+        f"model of {fleet.clusters[0].name}: {len(sample.model.proto.variables)} variables, "
+        f"{len(sample.model.proto.constraints)} constraints"
+    )
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"peak RSS of this process: {peak:.0f} MiB")
 
 
 if __name__ == "__main__":

@@ -168,7 +168,9 @@ def _run(args: argparse.Namespace, fmt: str) -> int:
         with timings.stage("validate"):
             _validate(compiled)
     if args.check:
-        changes = compare_tree(args.out, compiled.tree)
+        with timings.stage("compare"):
+            changes = compare_tree(args.out, compiled.tree)
+        _print_timings(args, timings)
         note_foreign(args.out, changes.foreign)
         _report(conflict_diagnostics(args.out, changes.conflicts), fmt)
         if changes.stale:
@@ -210,9 +212,13 @@ def _run(args: argparse.Namespace, fmt: str) -> int:
         f"compiled {summary}; {len(changes.added)} added, {len(changes.changed)} changed, "
         f"{len(changes.removed)} removed in {args.out}"
     )
+    _print_timings(args, timings)
+    return EXIT_OK
+
+
+def _print_timings(args: argparse.Namespace, timings: StageTimings) -> None:
     if args.timings:
         sys.stderr.write(f"timings: {timings.line()}\n")
-    return EXIT_OK
 
 
 def _validate(compiled: Compiled) -> None:
