@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from compiler.catalog import Catalog
+from functools import lru_cache
+
+from compiler.catalog import Catalog, GpuModel, MigProfile
 from compiler.cel import CelCompileError, CelEvaluationError, compile_expression
+from compiler.cel.environment import CompiledExpression
 from compiler.diagnostics import Diagnostic, Span
 from compiler.model.policy import Cluster, GpuTier
 from compiler.resolve.fleet import ResolvedPool, TierInCluster
+from compiler.resolve.inventory import DeviceKind
 from compiler.resolve.selectors import UnknownModel, selected_models, selector_expression
 
 SELECTOR_VARIABLES = ("device",)
@@ -93,7 +97,7 @@ def tier_in_cluster(
     for pool in pools:
         for kind in pool.kinds:
             try:
-                hit = compiled.evaluate({"device": kind.cel_device(cluster.spec.driver)})
+                hit = _selects(compiled, kind.model, kind.profile, cluster.spec.driver)
             except CelEvaluationError as error:
                 problems.append(
                     Diagnostic(
@@ -105,6 +109,16 @@ def tier_in_cluster(
                     )
                 )
                 return None
-            if hit is True:
+            if hit:
                 matched.append(kind)
     return TierInCluster(tier, expression, tuple(sorted(matched)))
+
+
+@lru_cache(maxsize=65536)
+def _selects(
+    selector: CompiledExpression, model: GpuModel, profile: MigProfile | None, driver: str
+) -> bool:
+    """Whether the selector matches a device of `model` (or its MIG `profile`) as `driver`
+    publishes it: the same for every pool and cluster with that model and driver."""
+    device = DeviceKind("", model.id, profile.name if profile else "", model, profile)
+    return selector.evaluate({"device": device.cel_device(driver)}) is True
