@@ -33,13 +33,16 @@ DEFAULT_DEVICE_PLUGIN_RESOURCES: list[str] = list(
 )
 
 
-def entitlements(cluster: ResolvedCluster, fleet: Fleet | None) -> Entitlements:
-    """What the cluster's policy grants each namespace and team."""
+def entitlements(
+    cluster: ResolvedCluster, fleet: Fleet | None, claims: list[Manifest] | None = None
+) -> Entitlements:
+    """What the cluster's policy grants each namespace and team (`claims`: the cluster's
+    ResourceClaimTemplates, when the caller has them already)."""
     tiers: dict[str, set[str]] = defaultdict(set)
     for guarantee in cluster.guarantees:
         tiers[guarantee.namespace].add(guarantee.tier)
     templates: dict[str, list[str]] = defaultdict(list)
-    for template in claim_templates(cluster):
+    for template in claim_templates(cluster) if claims is None else claims:
         templates[str(template.namespace)].append(template.name)
     plugin = fleet.spec.device_plugin_resources if fleet else DEFAULT_DEVICE_PLUGIN_RESOURCES
     served_by_dra = {
@@ -89,12 +92,16 @@ def _in_words(team: Team) -> str:
 
 
 def admission_manifests(
-    cluster: ResolvedCluster, fleet: Fleet | None, ladder: PriorityLadder | None
+    cluster: ResolvedCluster,
+    fleet: Fleet | None,
+    ladder: PriorityLadder | None,
+    claims: list[Manifest],
 ) -> list[Manifest]:
-    """The cluster's policies and bindings, and the priority quotas of its namespaces."""
+    """The cluster's policies and bindings, and the priority quotas of its namespaces
+    (`claims`: the cluster's ResourceClaimTemplates, which the policies allow by name)."""
     if not cluster.teams:
         return []
-    data = entitlements(cluster, fleet)
+    data = entitlements(cluster, fleet, claims)
     origins = sorted({team.source.origin for team in cluster.teams})
     manifests: list[Manifest] = []
     for family in RULE_FAMILIES:

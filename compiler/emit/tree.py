@@ -21,13 +21,14 @@ from compiler.solve import ClusterPlan
 
 def cluster_manifests(cluster: ResolvedCluster, fleet: ResolvedFleet) -> list[Manifest]:
     """Every object one cluster gets, in a total order (by path)."""
+    claims = claim_templates(cluster)
     manifests = [
         *device_classes(cluster),
         *priority_classes(cluster.name, fleet.ladder),
         *namespaces(cluster),
         *resource_quotas(cluster),
-        *claim_templates(cluster),
-        *admission_manifests(cluster, fleet.fleet, fleet.ladder),
+        *claims,
+        *admission_manifests(cluster, fleet.fleet, fleet.ladder, claims),
         *namespace_qos(cluster),
         *device_taint_rules(cluster),
     ]
