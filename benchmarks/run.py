@@ -140,9 +140,12 @@ def main() -> None:
     parser.add_argument("--sizes", nargs="+", default=["S", "M", "L", "XL"])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--write", type=Path, default=REPO / "docs" / "benchmarks.md")
+    parser.add_argument(
+        "--scratch", type=Path, default=None, help="where fleets and outputs go (default: $TMPDIR)"
+    )
     args = parser.parse_args()
     rows = []
-    with tempfile.TemporaryDirectory() as directory:
+    with tempfile.TemporaryDirectory(dir=args.scratch) as directory:
         for size in args.sizes:
             rows.append(measure(size, args.runs, Path(directory)))
             print(

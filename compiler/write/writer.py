@@ -68,26 +68,32 @@ class Present:
     """Every file and symlink (symlinks to directories included)."""
     links: frozenset[str]
     """The symlinks among them."""
+    regular: frozenset[str]
+    """The regular files among them (the only ones ever read: a FIFO could block)."""
 
 
 def present_files(out: Path) -> Present:
     """Every file and symlink below `out`, relative to it."""
     files: set[str] = set()
     links: set[str] = set()
-    if not out.is_dir() or out.is_symlink():
-        return Present(frozenset(), frozenset())
-    base = len(str(out)) + 1
-    for root, dirs, names in os.walk(out):
-        prefix = root[base:] + "/" if len(root) > base else ""
-        for name in dirs:
-            if os.path.islink(os.path.join(root, name)):
-                files.add(prefix + name)
-                links.add(prefix + name)
-        for name in names:
-            files.add(prefix + name)
-            if os.path.islink(os.path.join(root, name)):
-                links.add(prefix + name)
-    return Present(frozenset(files), frozenset(links))
+    regular: set[str] = set()
+    if out.is_dir() and not out.is_symlink():
+        _walk(str(out), "", files, links, regular)
+    return Present(frozenset(files), frozenset(links), frozenset(regular))
+
+
+def _walk(directory: str, prefix: str, files: set[str], links: set[str], regular: set[str]) -> None:
+    with os.scandir(directory) as entries:
+        for entry in entries:
+            relative = prefix + entry.name
+            if entry.is_dir(follow_symlinks=False):
+                _walk(entry.path, relative + "/", files, links, regular)
+                continue
+            files.add(relative)
+            if entry.is_symlink():
+                links.add(relative)
+            elif entry.is_file(follow_symlinks=False):
+                regular.add(relative)
 
 
 def refuse_symlinks(out: Path, tree: dict[str, str], present: Present | None = None) -> None:
@@ -155,7 +161,7 @@ def compare_tree(out: Path, tree: dict[str, str]) -> Staleness:
     for path, text in full.items():
         if path not in present.files:
             result.added.append(path)
-        elif not _holds(out / path, text):
+        elif path not in present.regular or not _holds(f"{out}/{path}", text):
             result.changed.append(path)
     result.removed = sorted((owned & present.files) - set(full))
     result.foreign = sorted(present.files - owned - set(full))
@@ -166,10 +172,11 @@ def compare_tree(out: Path, tree: dict[str, str]) -> Staleness:
     return result
 
 
-def _holds(path: Path, text: str) -> bool:
-    """Whether `path` is a regular file holding exactly `text` (a FIFO or device is never
-    read: it could block)."""
-    return path.is_file() and path.read_bytes() == text.encode("utf-8")
+def _holds(path: str, text: str) -> bool:
+    """Whether the regular file `path` holds exactly `text`."""
+    expected = text.encode("utf-8")
+    with open(path, "rb") as handle:
+        return handle.read(len(expected) + 1) == expected
 
 
 def _parents(path: str) -> list[str]:
