@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import defaultdict
+
 from compiler.emit.manifest import Manifest, provenance
 from compiler.emit.waves import WAVES
 from compiler.resolve import ResolvedCluster
@@ -58,16 +60,16 @@ def namespaces(cluster: ResolvedCluster) -> list[Manifest]:
 def resource_quotas(cluster: ResolvedCluster) -> list[Manifest]:
     """Per team namespace: each tier's limit, zero for every other class and for nvidia.com/gpu."""
     manifests = []
+    held: dict[tuple[str, str], dict[str, int]] = defaultdict(dict)
+    for g in cluster.guarantees:
+        held[(g.team.name, g.namespace)][g.tier] = g.limit
+    tier_keys = [(t.name, device_quota_key(t.name)) for t in cluster.tiers]
+    zeros = {device_quota_key(c): "0" for c in DRIVER_CLASSES.get(cluster.cluster.spec.driver, ())}
     for team in cluster.teams:
         for namespace in team.spec.namespaces:
-            limits = {
-                g.tier: g.limit
-                for g in cluster.guarantees
-                if g.team is team and g.namespace == namespace
-            }
-            hard = {device_quota_key(t.name): str(limits.get(t.name, 0)) for t in cluster.tiers}
-            for driver_class in DRIVER_CLASSES.get(cluster.cluster.spec.driver, ()):
-                hard[device_quota_key(driver_class)] = "0"
+            limits = held.get((team.name, namespace), {})
+            hard = {key: str(limits.get(tier, 0)) for tier, key in tier_keys}
+            hard.update(zeros)
             hard[LEGACY_GPU_KEY] = "0"
             hard.update(extended_resource_keys(cluster, limits))
             manifests.append(
