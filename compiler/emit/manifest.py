@@ -34,14 +34,25 @@ class Manifest:
         return f"clusters/{self.cluster}/{self.namespace or '_cluster'}/{file}"
 
     @property
-    def metadata(self) -> dict[str, Any]:
+    def metadata(self) -> ObjectMetadata:
         """The object's metadata as templates render it."""
-        return {
-            "name": self.name,
-            "namespace": self.namespace,
-            "labels": dict(sorted({**self.labels, **MANAGED_BY}.items())),
-            "annotations": dict(sorted(self.annotations.items())),
-        }
+        return ObjectMetadata(
+            self.name,
+            self.namespace,
+            dict(sorted({**self.labels, **MANAGED_BY}.items())),
+            dict(sorted(self.annotations.items())),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ObjectMetadata:
+    """An object's metadata as templates render it: an object, not a dict, because Jinja
+    reads `metadata.name` as an attribute first (a fifth of a small manifest's render)."""
+
+    name: str
+    namespace: str | None
+    labels: dict[str, str]
+    annotations: dict[str, str]
 
 
 def provenance(origin: str, clause: str, wave: int | None = None) -> dict[str, str]:
