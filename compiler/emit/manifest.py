@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 MANAGED_BY = {"app.kubernetes.io/managed-by": "gpufleet"}
@@ -25,7 +26,7 @@ class Manifest:
     labels: dict[str, str] = field(default_factory=dict)
     annotations: dict[str, str] = field(default_factory=dict)
 
-    @property
+    @cached_property
     def path(self) -> str:
         """Where the manifest lives below out/: a pure function of the object."""
         file = f"{self.kind.lower()}_{self.name}.yaml"

@@ -54,8 +54,9 @@ def tier_hosts(cluster: ResolvedCluster) -> dict[str, TierHost]:
     """Each tier's host share and burst memory in `cluster`, by tier name."""
     hosts = {}
     for tier in cluster.tiers:
-        share = host_share(cluster, tier)
-        hosts[tier.tier.name] = TierHost(share, max(share.memory, fair_share(cluster, tier).memory))
+        fair = fair_share(cluster, tier)
+        share = host_share(cluster, tier, fair)
+        hosts[tier.tier.name] = TierHost(share, max(share.memory, fair.memory))
     return hosts
 
 

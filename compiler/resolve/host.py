@@ -94,10 +94,13 @@ def _floor(value: Fraction, unit: Fraction) -> Fraction:
     return (value // unit) * unit
 
 
-def host_share(cluster: ResolvedCluster, tier: TierInCluster) -> HostShare:
-    """The CPU and memory one device of the tier comes with: declared, else the fair share."""
+def host_share(
+    cluster: ResolvedCluster, tier: TierInCluster, fair: HostShare | None = None
+) -> HostShare:
+    """The CPU and memory one device of the tier comes with: declared, else the fair share
+    (`fair`, when the caller has computed it)."""
     spec = tier.tier.spec
-    fair = fair_share(cluster, tier)
+    fair = fair or fair_share(cluster, tier)
     cpu = spec.cpu_per_gpu if spec.cpu_per_gpu is not None else fair.cpu
     memory = spec.host_memory_per_gpu if spec.host_memory_per_gpu is not None else fair.memory
     return HostShare(Fraction(cpu), Fraction(memory))
