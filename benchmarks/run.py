@@ -134,6 +134,21 @@ def measure(size: str, runs: int, scratch: Path) -> Row:
     return Row(size, objects, compiled, floor, check, validate)
 
 
+CALIBRATION = "x = 0\nfor i in range(5_000_000):\n    x += i * i % 7\n"
+"""A fixed pure-Python loop: its time says how fast this machine was during the run (on a
+shared VM it varies by a third from one minute to the next)."""
+
+
+def calibration() -> float:
+    """Seconds the calibration loop takes in a fresh interpreter (the best of three)."""
+    times = []
+    for _ in range(3):
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-c", CALIBRATION], check=True)
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
 def main() -> None:
     """Measure every size asked for and write docs/benchmarks.md."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -145,6 +160,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     rows = []
+    speed = [calibration()]
     with tempfile.TemporaryDirectory(dir=args.scratch) as directory:
         for size in args.sizes:
             rows.append(measure(size, args.runs, Path(directory)))
@@ -152,13 +168,14 @@ def main() -> None:
                 f"{size}: {rows[-1].objects} objects, wall {rows[-1].median('wall'):.2f} s",
                 flush=True,
             )
-    text = _markdown(rows, args.runs)
+        speed.append(calibration())
+    text = _markdown(rows, args.runs, speed)
     print(text)
     args.write.parent.mkdir(parents=True, exist_ok=True)
     args.write.write_text(text)
 
 
-def _markdown(rows: list[Row], runs: int) -> str:
+def _markdown(rows: list[Row], runs: int, speed: list[float]) -> str:
     lines = [
         "# Benchmarks",
         "",
@@ -167,6 +184,8 @@ def _markdown(rows: list[Row], runs: int) -> str:
         "a whole `gpufleet compile` process into an empty out/ (interpreter start included).",
         "The floor is PyYAML's C dumper writing the same objects, nothing else; check is",
         "`compile --check` against the compiled out/ (what CI runs on a pull request).",
+        f"Machine speed: a fixed pure-Python loop took {speed[0]:.2f} s before the runs and "
+        f"{speed[-1]:.2f} s after (lower is faster).",
         "",
         "| size | objects | wall (s) | CPU (s) | peak RSS (MiB) | floor (s) | wall / floor "
         "| check (s) | wall with --validate (s) |",
