@@ -139,6 +139,18 @@ CALIBRATION = "x = 0\nfor i in range(5_000_000):\n    x += i * i % 7\n"
 shared VM it varies by a third from one minute to the next)."""
 
 
+def file_system(path: Path) -> str:
+    """`/mount/point (type)` of the file system holding `path`, from /proc/mounts."""
+    resolved, best = str(path.resolve()), ("?", "?")
+    with open("/proc/mounts") as mounts:
+        for line in mounts:
+            _, point, kind, *_ = line.split()
+            inside = resolved == point or resolved.startswith(point.rstrip("/") + "/")
+            if inside and len(point) >= len(best[0]):
+                best = (point, kind)
+    return f"{best[0]} ({best[1]})"
+
+
 def calibration() -> float:
     """Seconds the calibration loop takes in a fresh interpreter (the best of three)."""
     times = []
@@ -169,13 +181,14 @@ def main() -> None:
                 flush=True,
             )
         speed.append(calibration())
-    text = _markdown(rows, args.runs, speed)
+        where = file_system(Path(directory))
+    text = _markdown(rows, args.runs, speed, where)
     print(text)
     args.write.parent.mkdir(parents=True, exist_ok=True)
     args.write.write_text(text)
 
 
-def _markdown(rows: list[Row], runs: int, speed: list[float]) -> str:
+def _markdown(rows: list[Row], runs: int, speed: list[float], where: str) -> str:
     lines = [
         "# Benchmarks",
         "",
@@ -185,7 +198,7 @@ def _markdown(rows: list[Row], runs: int, speed: list[float]) -> str:
         "The floor is PyYAML's C dumper writing the same objects, nothing else; check is",
         "`compile --check` against the compiled out/ (what CI runs on a pull request).",
         f"Machine speed: a fixed pure-Python loop took {speed[0]:.2f} s before the runs and "
-        f"{speed[-1]:.2f} s after (lower is faster).",
+        f"{speed[-1]:.2f} s after (lower is faster). Fleets and outputs on {where}.",
         "",
         "| size | objects | wall (s) | CPU (s) | peak RSS (MiB) | floor (s) | wall / floor "
         "| check (s) | wall with --validate (s) |",
