@@ -1,3 +1,3 @@
-from compiler.cli import run
+from compiler.launch import run
 
 run()

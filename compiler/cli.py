@@ -7,14 +7,11 @@ Exit codes: 0 ok, 1 policy problem (infeasible, semantic error, stale out/),
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
-import signal
 import sys
 import traceback
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn
 
 from compiler.diagnostics import CompileError, Diagnostic, Span, exit_code_for, fail
 from compiler.diagnostics.codes import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, EXIT_POLICY
@@ -277,21 +274,5 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERNAL
 
 
-def run() -> NoReturn:
-    """The `gpufleet` command: `main`, then exit without tearing the interpreter down.
-
-    A reader that goes away (`gpufleet render ... | head`) ends the process with SIGPIPE, as
-    it ends `cat` or `git`, not with an error about a broken pipe. Once the output is flushed
-    nothing is left to do; unloading OR-Tools, pydantic and the rest would add a tenth of a
-    second to every run.
-    """
-    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-    code = main()
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(OSError):  # a reader that went away (`gpufleet diff | head`)
-            stream.flush()
-    os._exit(code)
-
-
 if __name__ == "__main__":
-    run()
+    raise SystemExit(main())

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from compiler.diagnostics import CompileError, Span
-from compiler.load import load_policies
+from compiler.load import load_policies, prefetch
 from compiler.load.document import SourceDocument
 from compiler.load.loader import FILES_PER_TASK
 from compiler.parallel import worker_count
@@ -73,3 +73,40 @@ def test_files_loaded_in_workers_are_the_same_documents_and_problems(
     monkeypatch.setenv("GPUFLEET_WORKERS", "1")
     assert documents == load()[0] and len(documents) == files
     assert documents[7].span(("metadata", "name")) == Span(f"{tmp_path}/team-007.yaml", 2, 18)
+
+
+def test_files_read_before_the_cli_is_imported_are_the_same_documents(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """`gpufleet` forks its file readers first (compiler.load.prefetch); load_policies takes
+    their results only for the directory and files they read, else reads the files itself."""
+    for index in range(2 * FILES_PER_TASK + 1):
+        text = f"kind: Team\nmetadata: {{name: team-{index:03d}}}\n"
+        (tmp_path / f"team-{index:03d}.yaml").write_text(text)
+    monkeypatch.setenv("GPUFLEET_WORKERS", "2")
+    alone = load_policies(tmp_path)
+    prefetch.start(["compile", "--policies", str(tmp_path), "--out", "elsewhere"])
+    assert prefetch._reading is not None
+    assert load_policies(tmp_path) == alone and prefetch._reading is None
+    prefetch.start(["check", f"--policies={tmp_path}"])
+    (tmp_path / "team-new.yaml").write_text("kind: Team\nmetadata: {name: late}\n")
+    assert len(load_policies(tmp_path)) == len(alone) + 1  # the files changed: read again
+    prefetch.start(["schema"])
+    assert prefetch._reading is None
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["compile", "--policies", "p", "--out", "o"], "p"),
+        (["diff", "--policies=q"], "q"),
+        (["render", "--cluster", "x"], "policies"),
+        (["schema"], None),
+        ([], None),
+    ],
+)
+def test_the_policy_directory_is_read_off_the_command_line(
+    argv: list[str], expected: str | None
+) -> None:
+    found = prefetch.policies_argument(argv)
+    assert (str(found) if found else None) == expected

@@ -53,19 +53,28 @@ def load_policies(root: FsPath) -> list[SourceDocument]:
     files = policy_files(root)
     if not files:
         raise fail("GF110", f"no *.yaml files below {root}", Span(display_path(root)))
-    load = partial(_load_files, root, root.resolve(), FsPath.cwd().resolve())
-    tasks = [files[i : i + FILES_PER_TASK] for i in range(0, len(files), FILES_PER_TASK)]
+    from compiler.load import prefetch  # here, not above: prefetch imports this module
+
+    loaded = prefetch.take(root, files)
+    if loaded is None:
+        read = partial(read_files, root, root.resolve(), FsPath.cwd().resolve())
+        loaded = map_in_order(read, load_tasks(files))
     documents: list[SourceDocument] = []
     problems: list[Diagnostic] = []
-    for loaded, found in map_in_order(load, tasks):
-        documents.extend(loaded)
-        problems.extend(found)
+    for found, wrong in loaded:
+        documents.extend(found)
+        problems.extend(wrong)
     if problems:
         raise CompileError(problems)
     return documents
 
 
-def _load_files(
+def load_tasks(files: list[FsPath]) -> list[list[FsPath]]:
+    """The files in groups of FILES_PER_TASK, for worker processes."""
+    return [files[i : i + FILES_PER_TASK] for i in range(0, len(files), FILES_PER_TASK)]
+
+
+def read_files(
     root: FsPath, real_root: FsPath, here: FsPath, files: list[FsPath]
 ) -> tuple[list[SourceDocument], list[Diagnostic]]:
     """The documents of `files`, and the problems found in them."""
