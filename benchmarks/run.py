@@ -219,7 +219,23 @@ def _markdown(rows: list[Row], runs: int, speed: list[float], where: str) -> str
     for row in rows:
         medians = [statistics.median(r.stages.get(n, 0.0) for r in row.runs) for n in names]
         lines.append(f"| {row.size} | " + " | ".join(f"{m:.3f}" for m in medians) + " |")
-    return "\n".join(lines) + "\n"
+    return "\n".join([*lines, "", NOTES]) + "\n"
+
+
+NOTES = """\
+Reading the numbers:
+
+- load is the wait for the policy files after start-up: for hundreds of files the `gpufleet`
+  command forks its readers before it imports the later stages, so most of the reading
+  happens during start-up (which the last column counts);
+- the machine these numbers come from is a shared VM whose speed moves by up to 40% from one
+  minute to the next; the calibration line says how fast it was, and wall / floor compares
+  gpufleet with work measured in the same run;
+- outputs go to tmpfs on this VM because its root file system is ext4 without a journal,
+  where creating files within a minute or so of deleting thousands makes the inode allocator
+  skip every recently freed inode (perf: find_inode_bit -> recently_deleted): the same L
+  compile wrote out/ in 0.2 s or in 5.7 s depending on what had been deleted just before.
+  `--scratch DIR` measures on another file system."""
 
 
 if __name__ == "__main__":
