@@ -3,8 +3,9 @@
     python benchmarks/run.py                  # S, M, L, XL; median of 5 runs each
     python benchmarks/run.py --sizes S L --runs 3
 
-For each size it generates the fleet (benchmarks/generate.py), then times complete compile
-processes (interpreter start included) into an empty out/ directory: wall and CPU seconds and
+It generates each size's fleet (benchmarks/generate.py), then times complete compile
+processes (interpreter start included), in rounds over the sizes, each into an empty out/
+directory: wall and CPU seconds and
 peak RSS, plus the stage breakdown that `--timings` prints. In the same run it measures the
 serialization floor: dumping the same emitted objects with PyYAML's C dumper and writing
 them, nothing else; `compile --check` against the compiled out/ (what CI runs on a PR); and
@@ -124,14 +125,23 @@ class Row:
         return float(statistics.median(getattr(run, value) for run in self.runs))
 
 
-def measure(size: str, runs: int, scratch: Path) -> Row:
-    """Compile one size `runs` times, then its check, validate and floor."""
-    policies = _policies(size, scratch)
-    compiled = [compile_once(policies, scratch / f"out-{size}-{n}", []) for n in range(runs)]
-    check = compile_once(policies, scratch / f"out-{size}-0", ["--check"]).wall
-    validate = compile_once(policies, scratch / f"out-{size}-validate", ["--validate"]).wall
-    floor, objects = serialization_floor(scratch / f"out-{size}-0", scratch / f"floor-{size}")
-    return Row(size, objects, compiled, floor, check, validate)
+def measure(sizes: list[str], runs: int, scratch: Path) -> list[Row]:
+    """Compile every size `runs` times, in rounds over the sizes (so that a stretch of slow
+    machine weighs on every size alike), then each size's check, validate and floor."""
+    policies = {size: _policies(size, scratch) for size in sizes}
+    compiled: dict[str, list[Run]] = {size: [] for size in sizes}
+    for n in range(runs):
+        for size in sizes:
+            out = scratch / f"out-{size}-{n}"
+            compiled[size].append(compile_once(policies[size], out, []))
+        print(f"round {n + 1} of {runs} done", flush=True)
+    rows = []
+    for size in sizes:
+        check = compile_once(policies[size], scratch / f"out-{size}-0", ["--check"]).wall
+        validate = compile_once(policies[size], scratch / f"out-{size}-v", ["--validate"]).wall
+        floor, objects = serialization_floor(scratch / f"out-{size}-0", scratch / f"floor-{size}")
+        rows.append(Row(size, objects, compiled[size], floor, check, validate))
+    return rows
 
 
 CALIBRATION = "x = 0\nfor i in range(5_000_000):\n    x += i * i % 7\n"
@@ -171,15 +181,9 @@ def main() -> None:
         "--scratch", type=Path, default=None, help="where fleets and outputs go (default: $TMPDIR)"
     )
     args = parser.parse_args()
-    rows = []
     speed = [calibration()]
     with tempfile.TemporaryDirectory(dir=args.scratch) as directory:
-        for size in args.sizes:
-            rows.append(measure(size, args.runs, Path(directory)))
-            print(
-                f"{size}: {rows[-1].objects} objects, wall {rows[-1].median('wall'):.2f} s",
-                flush=True,
-            )
+        rows = measure(args.sizes, args.runs, Path(directory))
         speed.append(calibration())
         where = file_system(Path(directory))
     text = _markdown(rows, args.runs, speed, where)
@@ -194,7 +198,8 @@ def _markdown(rows: list[Row], runs: int, speed: list[float], where: str) -> str
         "",
         f"Measured by `python benchmarks/run.py` on {platform.machine()}, "
         f"{os.cpu_count()} CPUs, Python {platform.python_version()}; median of {runs} runs of "
-        "a whole `gpufleet compile` process into an empty out/ (interpreter start included).",
+        "a whole `gpufleet compile` process into an empty out/ (interpreter start included),",
+        "in rounds over the sizes.",
         "The floor is PyYAML's C dumper writing the same objects, nothing else; check is",
         "`compile --check` against the compiled out/ (what CI runs on a pull request).",
         f"Machine speed: a fixed pure-Python loop took {speed[0]:.2f} s before the runs and "
