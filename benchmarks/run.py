@@ -5,9 +5,8 @@
 
 It generates each size's fleet (benchmarks/generate.py), then times complete compile
 processes (interpreter start included), in rounds over the sizes, each into an empty out/
-directory: wall and CPU seconds and
-peak RSS, plus the stage breakdown that `--timings` prints. In the same run it measures the
-serialization floor: dumping the same emitted objects with PyYAML's C dumper and writing
+directory: wall and CPU seconds and peak RSS, plus the stage breakdown that `--timings`
+prints. In the same run it measures the serialization floor: dumping the same emitted objects with PyYAML's C dumper and writing
 them, nothing else; `compile --check` against the compiled out/ (what CI runs on a PR); and
 `compile --validate`. The table is printed and written to docs/benchmarks.md.
 
