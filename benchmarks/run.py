@@ -6,9 +6,10 @@
 It generates each size's fleet (benchmarks/generate.py), then times complete compile
 processes (interpreter start included), in rounds over the sizes, each into an empty out/
 directory: wall and CPU seconds and peak RSS, plus the stage breakdown that `--timings`
-prints. In the same run it measures the serialization floor: dumping the same emitted objects with PyYAML's C dumper and writing
-them, nothing else; `compile --check` against the compiled out/ (what CI runs on a PR); and
-`compile --validate`. The table is printed and written to docs/benchmarks.md.
+prints. In the same run it measures the serialization floor: dumping the same emitted
+objects with PyYAML's C dumper and writing them, nothing else; `compile --check` against the
+compiled out/ (what CI runs on a PR); and `compile --validate`. The table is printed and
+written to docs/benchmarks.md.
 
 Every run writes into a directory of its own and nothing is deleted until the end: on ext4,
 creating files right after deleting thousands makes the inode allocator skip every recently
