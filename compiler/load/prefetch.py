@@ -40,12 +40,19 @@ _reading: _Reading | None = None
 
 
 def start(argv: Sequence[str]) -> None:
-    """Fork readers for the policy directory `argv` names, if it is large enough to pay off."""
+    """Fork readers for the policy directory `argv` names, if it is large enough to pay off.
+
+    Never raises: whatever goes wrong here (an unreadable directory, say) happens again in
+    `load_policies`, which reports it as a diagnostic.
+    """
     global _reading
     root = policies_argument(argv)
-    if root is None or not root.is_dir():
+    try:
+        if root is None or not root.is_dir():
+            return
+        files = policy_files(root)
+    except OSError:
         return
-    files = policy_files(root)
     tasks = load_tasks(files)
     workers = worker_count(len(tasks))
     if workers <= 1 or "fork" not in multiprocessing.get_all_start_methods():
