@@ -27,8 +27,10 @@ def run() -> NoReturn:
     prefetch.start(sys.argv[1:])
     from compiler.cli import main  # imported while the readers read
 
-    code = main()
-    prefetch.discard()
+    try:
+        code = main()
+    finally:
+        prefetch.discard()  # readers nobody took: the command failed first, or printed --help
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(OSError):  # a reader that went away (`gpufleet diff | head`)
             stream.flush()
