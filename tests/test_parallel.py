@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -110,3 +113,20 @@ def test_the_policy_directory_is_read_off_the_command_line(
 ) -> None:
     found = prefetch.policies_argument(argv)
     assert (str(found) if found else None) == expected
+
+
+def test_the_command_reports_what_its_early_readers_found(tmp_path: Path) -> None:
+    """Through the real entry point (readers forked before the imports), a problem in one
+    of hundreds of files is reported exactly as an in-process load reports it."""
+    for index in range(2 * FILES_PER_TASK + 3):
+        text = f"kind: Team\nmetadata: {{name: team-{index:03d}}}\n"
+        (tmp_path / f"team-{index:03d}.yaml").write_text(text)
+    (tmp_path / "team-100.yaml").write_text("kind: Team\nmetadata: {name: [\n")
+    command = [sys.executable, "-m", "compiler", "check", "--policies", str(tmp_path)]
+    environment = {**os.environ, "GPUFLEET_WORKERS": "2"}
+    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, env=environment)
+    with pytest.raises(CompileError) as caught:
+        load_policies(tmp_path)
+    (expected,) = caught.value.diagnostics
+    assert done.returncode == 2
+    assert f"{expected.span}: error[{expected.code}]" in done.stderr
