@@ -88,16 +88,12 @@ def _bound_source(source: str, variables: tuple[tuple[str, Shape], ...]) -> Boun
         raise CostModelError(str(error)) from None
 
 
+@lru_cache(maxsize=1024)
 def bound_literal(literal: CelLiteral) -> Bound:
     """What `bound_expression` gives `literal`, sized from its data instead of parsed.
 
     Remembered per source text: a cluster's policies share literals (its teams, say).
     """
-    return _bound_literal(literal)
-
-
-@lru_cache(maxsize=1024)
-def _bound_literal(literal: CelLiteral) -> Bound:
     try:
         return _literal(literal.value)
     except ShapeError as error:

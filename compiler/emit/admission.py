@@ -18,7 +18,6 @@ from compiler.emit.admission_claims import admin_access, device_tolerations, tie
 from compiler.emit.admission_cost import policy_cost
 from compiler.emit.admission_rules import Entitlements, PolicyRule
 from compiler.emit.admission_workloads import dra_only, priority_entitlement
-from compiler.emit.claims import claim_templates
 from compiler.emit.manifest import MANAGED_BY, SOURCE_ANNOTATION, SYNC_WAVE, Manifest
 from compiler.emit.namespaces import TEAM_LABEL
 from compiler.emit.waves import WAVES
@@ -34,15 +33,15 @@ DEFAULT_DEVICE_PLUGIN_RESOURCES: list[str] = list(
 
 
 def entitlements(
-    cluster: ResolvedCluster, fleet: Fleet | None, claims: list[Manifest] | None = None
+    cluster: ResolvedCluster, fleet: Fleet | None, claims: list[Manifest]
 ) -> Entitlements:
     """What the cluster's policy grants each namespace and team (`claims`: the cluster's
-    ResourceClaimTemplates, when the caller has them already)."""
+    ResourceClaimTemplates)."""
     tiers: dict[str, set[str]] = defaultdict(set)
     for guarantee in cluster.guarantees:
         tiers[guarantee.namespace].add(guarantee.tier)
     templates: dict[str, list[str]] = defaultdict(list)
-    for template in claim_templates(cluster) if claims is None else claims:
+    for template in claims:
         templates[str(template.namespace)].append(template.name)
     plugin = fleet.spec.device_plugin_resources if fleet else DEFAULT_DEVICE_PLUGIN_RESOURCES
     served_by_dra = {

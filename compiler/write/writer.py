@@ -96,7 +96,7 @@ def _walk(directory: str, prefix: str, files: set[str], links: set[str], regular
                 regular.add(relative)
 
 
-def refuse_symlinks(out: Path, tree: dict[str, str], present: Present | None = None) -> None:
+def refuse_symlinks(out: Path, tree: dict[str, str], present: Present) -> None:
     """Raise CompileError if out/, or any file or directory the tree writes below it, is a link.
 
     Writing would replace such a link with gpufleet's own file, so a link someone put there
@@ -109,7 +109,7 @@ def refuse_symlinks(out: Path, tree: dict[str, str], present: Present | None = N
             Span(str(out)),
             "pass the real directory with --out, or remove the link",
         )
-    links = (present or present_files(out)).links
+    links = present.links
     if not links:
         return
     written = {OWNED_LIST, *tree} | {parent for path in tree for parent in _parents(path)}
