@@ -197,8 +197,8 @@ def _run(args: argparse.Namespace, fmt: str) -> int:
     except OutputConflict as conflict:
         raise CompileError(conflict_diagnostics(args.out, conflict.paths)) from None
     except OSError as error:
-        raise CompileError(
-            [Diagnostic("GF502", f"cannot write {args.out}: {error.strerror}", Span(str(args.out)))]
+        raise fail(
+            "GF502", f"cannot write {args.out}: {error.strerror}", Span(str(args.out))
         ) from None
     note_foreign(args.out, changes.foreign)
     summary = ", ".join(

@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from compiler.diagnostics import CompileError, Diagnostic
+from compiler.diagnostics import CompileError, Diagnostic, fail
 from compiler.load.document import Path, SourceDocument, has_child
 from compiler.model.ownership import mixed_team_files
 from compiler.model.policy import (
@@ -71,39 +71,25 @@ def build_object(document: SourceDocument) -> PolicyObject:
     """Validate one document into the model its `kind` names."""
     data = document.data
     if not isinstance(data, dict):
-        raise CompileError(
-            [
-                Diagnostic(
-                    "GF104",
-                    "a policy document must be a mapping with apiVersion and kind",
-                    document.span(),
-                )
-            ]
+        raise fail(
+            "GF104", "a policy document must be a mapping with apiVersion and kind", document.span()
         )
     kind = data.get("kind")
     model = KINDS.get(kind) if isinstance(kind, str) else None
     if model is None:
         known = ", ".join(sorted(KINDS))
-        raise CompileError(
-            [
-                Diagnostic(
-                    "GF105",
-                    f"unknown kind {kind!r}" if kind else "missing `kind`",
-                    document.span(("kind",)),
-                    (f"kind is one of: {known}",),
-                )
-            ]
+        raise fail(
+            "GF105",
+            f"unknown kind {kind!r}" if kind else "missing `kind`",
+            document.span(("kind",)),
+            f"kind is one of: {known}",
         )
     if data.get("apiVersion") != API_VERSION:
-        raise CompileError(
-            [
-                Diagnostic(
-                    "GF105",
-                    f"apiVersion must be {API_VERSION}",
-                    document.span(("apiVersion",)),
-                    (f"write `apiVersion: {API_VERSION}`",),
-                )
-            ]
+        raise fail(
+            "GF105",
+            f"apiVersion must be {API_VERSION}",
+            document.span(("apiVersion",)),
+            f"write `apiVersion: {API_VERSION}`",
         )
     try:
         built = model.model_validate(data)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from compiler.diagnostics import CompileError, Diagnostic
+from compiler.diagnostics import CompileError, fail
 from compiler.resolve import ResolvedCluster
 from compiler.solve.cpsat import cp_model
 from compiler.solve.model import EVERYTHING, ClusterModel, Scenario, build_model, new_solver
@@ -31,15 +31,11 @@ class Deadline:
 
 def timeout_error(cluster: ResolvedCluster) -> CompileError:
     """GF002: no verdict within the time limit (never a guess)."""
-    return CompileError(
-        [
-            Diagnostic(
-                "GF002",
-                f"cluster {cluster.name}: the solver reached its time limit without a verdict",
-                cluster.cluster.source.span(("metadata", "name")),
-                ("raise --solver-time-limit; nothing was written",),
-            )
-        ]
+    return fail(
+        "GF002",
+        f"cluster {cluster.name}: the solver reached its time limit without a verdict",
+        cluster.cluster.source.span(("metadata", "name")),
+        "raise --solver-time-limit; nothing was written",
     )
 
 
@@ -47,17 +43,12 @@ def check_status(status: int, cluster: ResolvedCluster) -> None:
     """Raise the diagnostic for a solve that ended without a usable answer."""
     if status in (cp_model.OPTIMAL, cp_model.FEASIBLE, cp_model.INFEASIBLE):
         return
-    span = cluster.cluster.source.span(("metadata", "name"))
     if status == cp_model.UNKNOWN:
         raise timeout_error(cluster)
-    raise CompileError(
-        [
-            Diagnostic(
-                "GF001",
-                f"cluster {cluster.name}: the solver rejected its model (status {status})",
-                span,
-            )
-        ]
+    raise fail(
+        "GF001",
+        f"cluster {cluster.name}: the solver rejected its model (status {status})",
+        cluster.cluster.source.span(("metadata", "name")),
     )
 
 
@@ -68,15 +59,11 @@ def build_checked(
     try:
         return build_model(cluster, scenario, require_all)
     except (TooManyPatterns, ValueError) as error:
-        raise CompileError(
-            [
-                Diagnostic(
-                    "GF402",
-                    f"cluster {cluster.name}: {error}",
-                    cluster.cluster.source.span(("spec", "nodePools")),
-                    ("fewer gang sizes, host shares or MIG profiles per pool keep it small",),
-                )
-            ]
+        raise fail(
+            "GF402",
+            f"cluster {cluster.name}: {error}",
+            cluster.cluster.source.span(("spec", "nodePools")),
+            "fewer gang sizes, host shares or MIG profiles per pool keep it small",
         ) from None
 
 
