@@ -79,7 +79,7 @@ metadata: {name: default}
 spec:
   levels:
     - {name: critical, value: 1000000}
-    - {name: standard, value: 1000, default: true}
+    - {name: standard, value: 1000}
     - {name: batch, value: 10, preemption: Never}
 """
     )

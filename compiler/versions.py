@@ -12,8 +12,9 @@ Sources: kubernetes/api v0.32-v0.36 (served versions, fields), pkg/features vers
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, Protocol
 
 DRA_GROUP = "resource.k8s.io"
 
@@ -29,6 +30,12 @@ class Feature(enum.Enum):
     EXTENDED_RESOURCE = "DeviceClass extendedResourceName (extended resources served by DRA)"
     MEMORY_QOS = "kubelet memory QoS (cgroup v2 memory.high/memory.min)"
     MEMORY_RESERVATION_POLICY = "kubelet memoryReservationPolicy (tiered memory reservation)"
+    MUTATING_ADMISSION_POLICY = "MutatingAdmissionPolicy objects"
+
+
+OBJECT_FEATURES = frozenset({Feature.DEVICE_TAINT_RULES, Feature.MUTATING_ADMISSION_POLICY})
+"""Features that are whole API kinds: where the cluster does not serve one, gpufleet leaves its
+objects out (an object of an unserved kind fails the whole `kubectl apply` or Argo CD sync)."""
 
 
 @dataclass(frozen=True)
@@ -60,6 +67,8 @@ class Target:
     """v1beta1 device requests are flat; v1beta2 and v1 wrap them in `exactly`."""
     taint_rule_api: str | None
     """The apiVersion of DeviceTaintRule, None where the kind does not exist."""
+    mutating_policy_api: str
+    """The apiVersion of MutatingAdmissionPolicy (and its binding)."""
     features: dict[Feature, Availability] = field(default_factory=dict)
 
     def availability(self, feature: Feature) -> Availability | Literal["on"]:
@@ -72,9 +81,51 @@ class Target:
         """Whether the version has the feature at all (on, or behind a gate)."""
         return self.availability(feature) is not UNAVAILABLE
 
+    def enabled(self, feature: Feature, declared: DeclaredFlags) -> bool:
+        """Whether the feature is on in a cluster of this version that sets `declared`:
+        on by default, or gated with every gate and runtime-config entry declared on."""
+        availability = self.availability(feature)
+        if availability == "on":
+            return True
+        if availability is UNAVAILABLE:
+            return False
+        return all(declared.feature_gates.get(g) is True for g in availability.gates) and all(
+            _serves(declared.runtime_config, entry) for entry in availability.runtime_config
+        )
+
+
+class DeclaredFlags(Protocol):
+    """What a cluster says its control plane sets (the Cluster's `apiServer`)."""
+
+    @property
+    def feature_gates(self) -> Mapping[str, bool]: ...
+
+    @property
+    def runtime_config(self) -> Mapping[str, bool]: ...
+
+
+def _serves(declared: Mapping[str, bool], entry: str) -> bool:
+    """Whether the declared runtime config turns on `entry` (`group/version=true` or
+    `group/version/resource=true`); a whole group-version also serves each of its resources."""
+    key = entry.removesuffix("=true")
+    group_version = "/".join(key.split("/")[:2])
+    return declared.get(key) is True or declared.get(group_version) is True
+
 
 _CONTROL_PLANE = "kube-apiserver, kube-scheduler and kube-controller-manager"
 _MEMORY_QOS = Gated("alpha", ("MemoryQoS",), where="kubelet")
+_ADMISSION = "admissionregistration.k8s.io"
+
+
+def _mutating_policies(stage: Literal["alpha", "beta"], version: str) -> Gated:
+    return Gated(
+        stage,
+        ("MutatingAdmissionPolicy",),
+        (f"{_ADMISSION}/{version}=true",),
+        "kube-apiserver",
+    )
+
+
 _TAINTS_ALPHA = Gated("alpha", ("DRADeviceTaints",))
 
 TARGETS: dict[str, Target] = {
@@ -83,7 +134,9 @@ TARGETS: dict[str, Target] = {
         dra_api=f"{DRA_GROUP}/v1beta1",
         flat_requests=True,
         taint_rule_api=None,
+        mutating_policy_api=f"{_ADMISSION}/v1alpha1",
         features={
+            Feature.MUTATING_ADMISSION_POLICY: _mutating_policies("alpha", "v1alpha1"),
             Feature.DRA: Gated(
                 "beta", ("DynamicResourceAllocation",), (f"{DRA_GROUP}/v1beta1=true",)
             ),
@@ -101,7 +154,9 @@ TARGETS: dict[str, Target] = {
         dra_api=f"{DRA_GROUP}/v1beta2",
         flat_requests=False,
         taint_rule_api=f"{DRA_GROUP}/v1alpha3",
+        mutating_policy_api=f"{_ADMISSION}/v1alpha1",
         features={
+            Feature.MUTATING_ADMISSION_POLICY: _mutating_policies("alpha", "v1alpha1"),
             Feature.DRA: Gated(
                 "beta", ("DynamicResourceAllocation",), (f"{DRA_GROUP}/v1beta2=true",)
             ),
@@ -121,7 +176,9 @@ TARGETS: dict[str, Target] = {
         dra_api=f"{DRA_GROUP}/v1",
         flat_requests=False,
         taint_rule_api=f"{DRA_GROUP}/v1alpha3",
+        mutating_policy_api=f"{_ADMISSION}/v1beta1",
         features={
+            Feature.MUTATING_ADMISSION_POLICY: _mutating_policies("beta", "v1beta1"),
             Feature.DEVICE_TOLERATIONS: _TAINTS_ALPHA,
             Feature.DEVICE_TAINT_RULES: Gated(
                 "alpha", ("DRADeviceTaints",), (f"{DRA_GROUP}/v1alpha3=true",), _CONTROL_PLANE
@@ -137,7 +194,9 @@ TARGETS: dict[str, Target] = {
         dra_api=f"{DRA_GROUP}/v1",
         flat_requests=False,
         taint_rule_api=f"{DRA_GROUP}/v1alpha3",
+        mutating_policy_api=f"{_ADMISSION}/v1beta1",
         features={
+            Feature.MUTATING_ADMISSION_POLICY: _mutating_policies("beta", "v1beta1"),
             Feature.DEVICE_TOLERATIONS: _TAINTS_ALPHA,
             Feature.DEVICE_TAINT_RULES: Gated(
                 "alpha",
@@ -156,6 +215,7 @@ TARGETS: dict[str, Target] = {
         dra_api=f"{DRA_GROUP}/v1",
         flat_requests=False,
         taint_rule_api=f"{DRA_GROUP}/v1beta2",
+        mutating_policy_api=f"{_ADMISSION}/v1",
         features={
             Feature.DEVICE_TAINT_RULES: Gated(
                 "beta",
@@ -186,4 +246,14 @@ def gate_advice(gated: Gated) -> str:
     text = f"enable `--feature-gates={gates}` on {gated.where}"
     if gated.runtime_config:
         text += f" and `--runtime-config={','.join(gated.runtime_config)}` on kube-apiserver"
+    return text
+
+
+def declaration_advice(gated: Gated) -> str:
+    """The Cluster `apiServer` fields that declare a gated feature on, as YAML flow text."""
+    gates = ", ".join(f"{g}: true" for g in gated.gates)
+    text = f"featureGates: {{{gates}}}"
+    if gated.runtime_config:
+        entries = ", ".join(f"{e.removesuffix('=true')}: true" for e in gated.runtime_config)
+        text += f", runtimeConfig: {{{entries}}}"
     return text

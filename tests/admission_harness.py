@@ -9,6 +9,8 @@ and evaluated by the real CEL engine (cel-cpp), with the API server's variable n
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -131,7 +133,7 @@ def selects(selector: dict[str, Any], labels: dict[str, str]) -> bool:
     return True
 
 
-def _rule_matches(rule: dict[str, Any], request: Request) -> bool:
+def _rule_matches(rule: dict[str, Any], request: Request, any_version: bool = False) -> bool:
     group, version, _ = request.kind
 
     def has(field_name: str, value: str) -> bool:
@@ -139,18 +141,59 @@ def _rule_matches(rule: dict[str, Any], request: Request) -> bool:
 
     return (
         has("apiGroups", group)
-        and has("apiVersions", version)
+        and (any_version or has("apiVersions", version))
         and has("resources", request.resource)
         and has("operations", request.operation)
         and rule.get("scope", "*") in ("*", "Namespaced")
     )
 
 
+def _matched(rules: list[dict[str, Any]], request: Request) -> Request | None:
+    """The request as the policy sees it: as sent when a rule names its version; else, as
+    the API server does under matchPolicy Equivalent (the default), converted to the version
+    of a rule that names the same group and resource; None when nothing matches."""
+    if any(_rule_matches(rule, request) for rule in rules):
+        return request
+    for rule in rules:
+        if _rule_matches(rule, request, any_version=True):
+            return convert(request, rule["apiVersions"][0])
+    return None
+
+
+def convert(request: Request, version: str) -> Request:
+    """The request at another version of its kind. Claims: v1beta1 flat requests move under
+    `exactly` (v1beta2 and v1 have the same shape); other kinds keep their fields."""
+    group, _, kind = request.kind
+
+    def claim_at(obj: dict[str, Any] | None) -> dict[str, Any] | None:
+        if obj is None or group != "resource.k8s.io" or version == "v1beta1":
+            return obj
+        obj = copy.deepcopy(obj)
+        spec = obj["spec"]["spec"] if kind == "ResourceClaimTemplate" else obj["spec"]
+        for index, item in enumerate(spec.get("devices", {}).get("requests", [])):
+            if "exactly" not in item and "firstAvailable" not in item:
+                name = item.pop("name")
+                spec["devices"]["requests"][index] = {"name": name, "exactly": item}
+        obj["apiVersion"] = f"{group}/{version}"
+        return obj
+
+    converted = claim_at(request.object)
+    assert converted is not None
+    return dataclasses.replace(
+        request,
+        kind=(group, version, kind),
+        object=converted,
+        old_object=claim_at(request.old_object),
+    )
+
+
 def evaluate(policy: dict[str, Any], request: Request, labels: dict[str, str]) -> Decision | None:
     """One policy's decision, or None when it does not match the request."""
     spec, name = policy["spec"], policy["metadata"]["name"]
-    if not any(_rule_matches(r, request) for r in spec["matchConstraints"]["resourceRules"]):
+    matched = _matched(spec["matchConstraints"]["resourceRules"], request)
+    if matched is None:
         return None
+    request = matched
     values: dict[str, Any] = {
         "object": request.object,
         "oldObject": request.old_object,

@@ -5,8 +5,18 @@ from __future__ import annotations
 HEADER = "apiVersion: gpufleet.dev/v1alpha1\n"
 
 
-def cluster(name: str = "c1", pools: str = "", version: str = "1.36") -> str:
-    """A Cluster document; `pools` is the YAML list body of nodePools."""
+TAINT_RULES_ON_1_36 = (
+    "{featureGates: {DRADeviceTaintRules: true},"
+    " runtimeConfig: {resource.k8s.io/v1beta2/devicetaintrules: true}}"
+)
+"""The `apiServer` of a 1.36 control plane that serves DeviceTaintRules."""
+
+
+def cluster(
+    name: str = "c1", pools: str = "", version: str = "1.36", api_server: str | None = None
+) -> str:
+    """A Cluster document; `pools` is the YAML list body of nodePools, `api_server` the flow
+    YAML of its `apiServer`."""
     pools = (
         pools
         or """
@@ -19,7 +29,7 @@ def cluster(name: str = "c1", pools: str = "", version: str = "1.36") -> str:
 metadata: {{name: {name}}}
 spec:
   kubernetesVersion: "{version}"
-  nodePools:{pools}"""
+{f"  apiServer: {api_server}{chr(10)}" if api_server else ""}  nodePools:{pools}"""
     )
 
 

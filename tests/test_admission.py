@@ -188,15 +188,15 @@ def test_kueue_priority_labels_and_workloads_are_checked(
     labelled = pod(
         namespace, priority=allowed[0], labels={"kueue.x-k8s.io/priority-class": forbidden}
     )
-    for request in (
-        job(namespace, forbidden),
-        workload(namespace, forbidden),
-        workload(namespace, forbidden, version="v1beta1"),
-        labelled,
+    for request, policy in (
+        (job(namespace, forbidden), "gpufleet-priority-label"),
+        (workload(namespace, forbidden), "gpufleet-priority-entitlement"),
+        (workload(namespace, forbidden, version="v1beta1"), "gpufleet-priority-entitlement"),
+        (labelled, "gpufleet-priority-entitlement"),
     ):
         assert_denied(
             admission(cluster).admit(request),
-            "gpufleet-priority-entitlement",
+            policy,
             f"uses PriorityClass {forbidden}, ",
             f"team {team.name} may not use",
         )
@@ -208,7 +208,7 @@ def test_on_update_only_a_newly_set_priority_is_checked() -> None:
     kept = job("ml-research", "inference-critical", "UPDATE", "inference-critical")
     assert_allowed(cluster, kept)
     raised = job("ml-research", "inference-critical", "UPDATE", "batch")
-    assert_denied(cluster.admit(raised), "gpufleet-priority-entitlement", "inference-critical")
+    assert_denied(cluster.admit(raised), "gpufleet-priority-label", "inference-critical")
     dropped = job("ml-research", None, "UPDATE", "inference-critical")
     assert cluster.admit(dropped).outcome == "allowed"
     unlabelled = job("ml-research", None)

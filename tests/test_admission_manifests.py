@@ -21,6 +21,7 @@ POLICY_NAMES = {
     "gpufleet-device-tolerations",
     "gpufleet-dra-only",
     "gpufleet-priority-entitlement",
+    "gpufleet-priority-label",
     "gpufleet-tier-entitlement",
 }
 ADMISSION_REQUEST_FIELDS = {
@@ -215,6 +216,24 @@ def test_the_same_objects_are_valid_for_the_oldest_supported_kubernetes(
         for q in of_kind(compiled_example, "ResourceQuota")
         if q["metadata"]["name"] == "gpufleet-priorities"
     ][:1]
-    assert len(objects) == 7
+    assert len(objects) == 8
     for obj in objects:
         validate_object(obj, "1.32")
+
+
+def test_policies_name_concrete_versions_so_the_server_type_checks_them(
+    compiled_example: Compiled,
+) -> None:
+    """kube-apiserver type-checks a policy only against the kinds its rules name without a
+    wildcard; only the label policy, which reads nothing but metadata, matches every kind."""
+    served = {"prod-east": "v1", "prod-west": "v1"}  # resource.k8s.io of 1.36 and 1.34
+    for cluster, claims_version in served.items():
+        for policy in of_kind(compiled_example, "ValidatingAdmissionPolicy", cluster):
+            rules = policy["spec"]["matchConstraints"]["resourceRules"]
+            if policy["metadata"]["name"] == "gpufleet-priority-label":
+                assert rules[0]["apiGroups"] == ["*"]
+                continue
+            for rule in rules:
+                assert "*" not in rule["apiGroups"] + rule["apiVersions"] + rule["resources"]
+                if rule["apiGroups"] == ["resource.k8s.io"]:
+                    assert rule["apiVersions"] == [claims_version]

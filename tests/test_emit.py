@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from collections.abc import Callable
@@ -109,8 +110,40 @@ def test_priority_classes_follow_the_ladder(compiled_example: Compiled) -> None:
         n: (c["value"], c["preemptionPolicy"], c["globalDefault"]) for n, c in classes.items()
     } == {
         "inference-critical": (1000000, "PreemptLowerPriority", False),
-        "training": (10000, "PreemptLowerPriority", True),
+        "training": (10000, "PreemptLowerPriority", False),
         "batch": (100, "Never", False),
+    }
+
+
+def test_no_priority_class_is_a_global_default(compiled_example: Compiled) -> None:
+    """The Priority plugin writes a global default into every pod that names no class, before
+    any policy runs: in a team that may not use it, the guardrails would deny every such pod."""
+    classes = [obj for _, obj in objects(compiled_example) if obj["kind"] == "PriorityClass"]
+    assert classes and not any(c["globalDefault"] for c in classes)
+
+
+@pytest.mark.parametrize("cluster", ["prod-east"])
+def test_pods_that_name_no_class_get_their_teams_default(
+    compiled_example: Compiled, cluster: str
+) -> None:
+    ladder = compiled_example.fleet.ladder
+    assert ladder is not None
+    value = {level.name: level.value for level in ladder.spec.levels}
+    policy = next(
+        obj
+        for path, obj in objects(compiled_example)
+        if obj["kind"] == "MutatingAdmissionPolicy" and f"/{cluster}/" in path
+    )
+    variables = {v["name"]: v["expression"] for v in policy["spec"]["variables"]}
+    classes = json.loads(variables["classes"])
+    resolved = next(c for c in compiled_example.fleet.clusters if c.name == cluster)
+    for team in resolved.teams:
+        # the team's declared default, else the lowest value it may use
+        expected = team.spec.default_priority or min(team.spec.priorities, key=value.__getitem__)
+        for namespace in team.spec.namespaces:
+            assert classes[namespace] == expected
+    assert {k: int(v) for k, v in json.loads(variables["values"]).items()} == {
+        name: value[name] for name in set(classes.values())
     }
 
 

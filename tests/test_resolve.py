@@ -139,7 +139,7 @@ def test_quota_must_name_its_namespace_when_the_team_has_several(
 def test_priority_ladder_rules(write_policies: PolicyWriter) -> None:
     ladder = fleets.LADDER.replace(
         "{name: low, value: 10, preemption: Never}",
-        "{name: system-x, value: 10, default: true}\n    - {name: high, value: 5, default: true}",
+        "{name: system-x, value: 10}\n    - {name: high, value: 5}\n    - {name: high, value: 6}",
     )
     root = write_policies({"c.yaml": fleets.cluster(pools=POOLS), "l.yaml": ladder})
     assert sorted(code for code, _ in failure(root)) == ["GF208", "GF208", "GF208"]

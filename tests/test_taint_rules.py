@@ -29,10 +29,12 @@ def rules(compiled: Compiled) -> dict[str, dict]:  # type: ignore[type-arg]
     }
 
 
-def compile_with(write_policies: PolicyWriter, *taints: str) -> Compiled:
+def compile_with(
+    write_policies: PolicyWriter, *taints: str, api_server: str | None = fleets.TAINT_RULES_ON_1_36
+) -> Compiled:
     root = write_policies(
         {
-            "c.yaml": fleets.cluster(pools=POOLS),
+            "c.yaml": fleets.cluster(pools=POOLS, api_server=api_server),
             "t.yaml": fleets.tier("any", "{select: {models: [H100, L40S]}}"),
             "a.yaml": fleets.team(
                 "a",
@@ -44,6 +46,31 @@ def compile_with(write_policies: PolicyWriter, *taints: str) -> Compiled:
         }
     )
     return compile_policies(root)
+
+
+def test_rules_are_emitted_only_where_the_cluster_serves_them(
+    write_policies: PolicyWriter,
+) -> None:
+    """1.36 serves DeviceTaintRule only with a gate and runtime config: one object of an
+    unserved kind fails the whole `kubectl apply -k` (and Argo CD sync)."""
+    maint = taint("maint", "{cluster: c1, pool: l40s, key: example.com/maint}")
+    undeclared = compile_with(write_policies, maint, api_server=None)
+    assert rules(undeclared) == {}
+    (warning,) = [w for w in undeclared.warnings if w.code == "GF603"]
+    assert "not enforced" in warning.message
+    assert "--feature-gates=DRADeviceTaintRules=true" in warning.hints[0]
+    assert "--runtime-config=resource.k8s.io/v1beta2/devicetaintrules=true" in warning.hints[0]
+    # the capacity model still counts the tainted devices out: same plan either way
+    declared = compile_with(write_policies, maint)
+    assert len(rules(declared)) == 3
+    assert not [w for w in declared.warnings if w.code in ("GF600", "GF603")]
+    assert undeclared.tree["plan/c1.json"] == declared.tree["plan/c1.json"]
+    # declaring the whole group-version serves the kind too
+    wide = fleets.TAINT_RULES_ON_1_36.replace("/devicetaintrules", "")
+    assert len(rules(compile_with(write_policies, maint, api_server=wide))) == 3
+    # a gate alone does not
+    gate_only = "{featureGates: {DRADeviceTaintRules: true}}"
+    assert rules(compile_with(write_policies, maint, api_server=gate_only)) == {}
 
 
 def test_pool_taint_is_one_rule_per_node(write_policies: PolicyWriter) -> None:

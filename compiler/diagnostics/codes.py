@@ -216,4 +216,11 @@ CODES: dict[str, Code] = _codes(
         EXIT_OK,
         "Kueue's DRA accounting does not admit claims with prioritized alternatives",
     ),
+    Code(
+        "GF603",
+        "kind-not-served",
+        W,
+        EXIT_OK,
+        "an API kind the cluster does not serve is left out of its output",
+    ),
 )

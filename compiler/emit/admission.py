@@ -17,16 +17,24 @@ from compiler.diagnostics import fail
 from compiler.emit.admission_claims import admin_access, device_tolerations, tier_entitlement
 from compiler.emit.admission_cost import policy_cost
 from compiler.emit.admission_rules import Entitlements, PolicyRule
-from compiler.emit.admission_workloads import dra_only, priority_entitlement
+from compiler.emit.admission_workloads import dra_only, priority_entitlement, priority_label
 from compiler.emit.manifest import MANAGED_BY, SOURCE_ANNOTATION, SYNC_WAVE, Manifest
 from compiler.emit.namespaces import TEAM_LABEL
 from compiler.emit.waves import WAVES
 from compiler.model.fleet import FleetSpec
 from compiler.model.policy import Fleet, PriorityLadder, Team
 from compiler.resolve import ResolvedCluster
+from compiler.versions import DRA_GROUP
 
 ADMISSION_API = "admissionregistration.k8s.io/v1"
-RULE_FAMILIES = (tier_entitlement, priority_entitlement, dra_only, device_tolerations, admin_access)
+RULE_FAMILIES = (
+    tier_entitlement,
+    priority_entitlement,
+    priority_label,
+    dra_only,
+    device_tolerations,
+    admin_access,
+)
 DEFAULT_DEVICE_PLUGIN_RESOURCES: list[str] = list(
     FleetSpec.model_fields["device_plugin_resources"].default
 )
@@ -59,6 +67,7 @@ def entitlements(
             ns for team in cluster.teams if team.spec.admin_access for ns in team.spec.namespaces
         ),
         device_plugin_resources=sorted(set(plugin) - served_by_dra),
+        claim_api=cluster.target.dra_api.removeprefix(f"{DRA_GROUP}/"),
     )
 
 
@@ -152,9 +161,10 @@ def _binding(cluster: str, policy: str, sources: str) -> Manifest:
     return Manifest(
         kind="ValidatingAdmissionPolicyBinding",
         name=policy,
-        template="validatingadmissionpolicybinding.yaml.j2",
+        template="admissionpolicybinding.yaml.j2",
         values={
             "api_version": ADMISSION_API,
+            "kind": "ValidatingAdmissionPolicyBinding",
             "policy": policy,
             "match_labels": MANAGED_BY,
             "required_label": TEAM_LABEL,

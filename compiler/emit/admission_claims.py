@@ -8,6 +8,7 @@ from compiler.emit.admission_rules import (
     Entitlements,
     PolicyRule,
     Validation,
+    claim_rule,
     claim_variables,
     listed,
 )
@@ -20,8 +21,7 @@ def tier_entitlement(data: Entitlements) -> PolicyRule:
     return PolicyRule(
         name="gpufleet-tier-entitlement",
         clause="quotas",
-        api_groups=("resource.k8s.io",),
-        resources=("resourceclaims", "resourceclaimtemplates"),
+        rules=(claim_rule(data),),
         operations=("CREATE",),
         object_shape=CLAIMS,
         variables=(
@@ -80,8 +80,7 @@ def device_tolerations(data: Entitlements) -> PolicyRule:
     return PolicyRule(
         name="gpufleet-device-tolerations",
         clause="tolerations",
-        api_groups=("resource.k8s.io",),
-        resources=("resourceclaims", "resourceclaimtemplates"),
+        rules=(claim_rule(data),),
         operations=("CREATE",),
         object_shape=CLAIMS,
         variables=(
@@ -129,8 +128,7 @@ def admin_access(data: Entitlements) -> PolicyRule:
     return PolicyRule(
         name="gpufleet-admin-access",
         clause="adminAccess",
-        api_groups=("resource.k8s.io",),
-        resources=("resourceclaims", "resourceclaimtemplates"),
+        rules=(claim_rule(data),),
         operations=("CREATE",),
         object_shape=CLAIMS,
         variables=(*claim_variables(data), ("admin", cel_literal(data.admin_namespaces))),

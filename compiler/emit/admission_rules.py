@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from compiler.cel.literal import cel_literal
 from compiler.cel.shapes import Shape
+from compiler.versions import DRA_GROUP
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,25 @@ class Entitlements:
     """team -> its tolerations in words, `key=value:effect` (`*` for any), for messages"""
     admin_namespaces: list[str]
     device_plugin_resources: list[str]
+    claim_api: str
+    """The version of resource.k8s.io the cluster serves claims at (e.g. `v1`)."""
+
+
+ResourceRule = tuple[str, str, tuple[str, ...]]
+"""(API group, version, resources) of one `matchConstraints.resourceRules` entry. Each names a
+concrete group and version: the API server type-checks a policy only against the kinds its
+rules name without a wildcard. A request at another version of the same resource still
+matches (matchPolicy Equivalent converts it)."""
+
+POD_RULE: ResourceRule = ("", "v1", ("pods",))
+KUEUE_WORKLOAD_RULE: ResourceRule = ("kueue.x-k8s.io", "v1beta2", ("workloads",))
+ANY_RULE: ResourceRule = ("*", "*", ("*",))
+"""Every kind: only for a check that reads nothing but `metadata`, which every kind has."""
+
+
+def claim_rule(data: Entitlements) -> ResourceRule:
+    """ResourceClaims and ResourceClaimTemplates at the version the cluster serves them."""
+    return (DRA_GROUP, data.claim_api, ("resourceclaims", "resourceclaimtemplates"))
 
 
 @dataclass(frozen=True)
@@ -56,8 +76,7 @@ class PolicyRule:
     name: str
     clause: str
     """The team clause the policy enforces (for the provenance annotation)."""
-    api_groups: tuple[str, ...]
-    resources: tuple[str, ...]
+    rules: tuple[ResourceRule, ...]
     operations: tuple[str, ...]
     object_shape: Shape
     variables: tuple[tuple[str, str], ...]

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from compiler.cel import kubernetes_shapes as k8s
 from compiler.cel.literal import cel_literal
+from compiler.cel.shapes import Shape
 from compiler.emit.admission_rules import (
+    ANY_RULE,
+    KUEUE_WORKLOAD_RULE,
+    POD_RULE,
     Entitlements,
     PolicyRule,
+    ResourceRule,
     Validation,
     common_variables,
     listed,
@@ -15,42 +22,48 @@ from compiler.emit.admission_rules import (
 PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
 
 
-def _priority_sources(obj: str) -> str:
-    pod = 'request.kind.group == "" && request.kind.kind == "Pod"'
-    workload = 'request.kind.group == "kueue.x-k8s.io" && request.kind.kind == "Workload"'
+_POD = 'request.kind.group == "" && request.kind.kind == "Pod"'
+_WORKLOAD = 'request.kind.group == "kueue.x-k8s.io" && request.kind.kind == "Workload"'
+_LABELLED = f'has(object.metadata.labels) && "{PRIORITY_LABEL}" in object.metadata.labels'
+
+
+def _label_source(obj: str) -> str:
     return (
         f'(has({obj}.metadata.labels) && "{PRIORITY_LABEL}" in {obj}.metadata.labels\n'
-        f'  ? [{obj}.metadata.labels["{PRIORITY_LABEL}"]] : [])\n'
-        f"+ ({pod} && has({obj}.spec.priorityClassName)\n"
+        f'  ? [{obj}.metadata.labels["{PRIORITY_LABEL}"]] : [])'
+    )
+
+
+def _typed_sources(obj: str) -> str:
+    return (
+        f"{_label_source(obj)}\n"
+        f"+ ({_POD} && has({obj}.spec.priorityClassName)\n"
         f"  ? [{obj}.spec.priorityClassName] : [])\n"
-        f"+ ({workload} && has({obj}.spec.priorityClassName)\n"
+        f"+ ({_WORKLOAD} && has({obj}.spec.priorityClassName)\n"
         f"  ? [{obj}.spec.priorityClassName] : [])\n"
-        f"+ ({workload} && has({obj}.spec.priorityClassRef)\n"
+        f"+ ({_WORKLOAD} && has({obj}.spec.priorityClassRef)\n"
         f"  ? [{obj}.spec.priorityClassRef.name] : [])"
     )
 
 
-def priority_entitlement(data: Entitlements) -> PolicyRule:
-    """Pods, Kueue Workloads and anything labelled for Kueue use only the team's priorities.
-
-    On UPDATE only a newly set priority is checked, so objects that predate the policy can
-    still be updated (finalizers removed) as long as they keep their priority.
-    """
+def _priority_rule(
+    data: Entitlements,
+    name: str,
+    rules: tuple[ResourceRule, ...],
+    sources: Callable[[str], str],
+    object_shape: Shape,
+    match_conditions: tuple[tuple[str, str], ...] = (),
+) -> PolicyRule:
+    """A policy that denies any priority in `sources(object)` the team may not use; on
+    UPDATE only a newly set one, so objects that predate the policy can still be updated
+    (finalizers removed) as long as they keep their priority."""
     return PolicyRule(
-        name="gpufleet-priority-entitlement",
+        name=name,
         clause="priorities",
-        api_groups=("*",),
-        resources=("*",),
+        rules=rules,
         operations=("CREATE", "UPDATE"),
-        object_shape=k8s.union(k8s.ANY_OBJECT, k8s.POD, k8s.KUEUE_WORKLOAD),
-        match_conditions=(
-            (
-                "carries-a-priority",
-                '(request.kind.group == "" && request.kind.kind == "Pod")\n'
-                '|| (request.kind.group == "kueue.x-k8s.io" && request.kind.kind == "Workload")\n'
-                f'|| (has(object.metadata.labels) && "{PRIORITY_LABEL}" in object.metadata.labels)',
-            ),
-        ),
+        object_shape=object_shape,
+        match_conditions=match_conditions,
         variables=(
             *common_variables(data),
             ("priorities", cel_literal(dict(data.priorities))),
@@ -59,11 +72,8 @@ def priority_entitlement(data: Entitlements) -> PolicyRule:
                 "variables.team in variables.priorities\n"
                 "  ? variables.priorities[variables.team] : []",
             ),
-            ("requested", _priority_sources("object")),
-            (
-                "previous",
-                'request.operation != "UPDATE" ? [] : (\n' + _priority_sources("oldObject") + ")",
-            ),
+            ("requested", sources("object")),
+            ("previous", 'request.operation != "UPDATE" ? [] : (\n' + sources("oldObject") + ")"),
             (
                 "denied",
                 'variables.requested.filter(p, p != ""\n'
@@ -82,6 +92,35 @@ def priority_entitlement(data: Entitlements) -> PolicyRule:
     )
 
 
+def priority_entitlement(data: Entitlements) -> PolicyRule:
+    """Pods and Kueue Workloads use only the team's priorities (class name, Workload
+    priority reference, Kueue's priority label)."""
+    return _priority_rule(
+        data,
+        "gpufleet-priority-entitlement",
+        (POD_RULE, KUEUE_WORKLOAD_RULE),
+        _typed_sources,
+        k8s.union(k8s.POD, k8s.KUEUE_WORKLOAD),
+    )
+
+
+def priority_label(data: Entitlements) -> PolicyRule:
+    """Objects of any other kind (Jobs, JobSets, ...) carry only a Kueue priority label of
+    the team's priorities: Kueue copies it into the Workload it creates for them.
+
+    The one policy that matches every kind, since Kueue integrates kinds gpufleet cannot
+    list; it reads only `metadata.labels`, which every kind has.
+    """
+    return _priority_rule(
+        data,
+        "gpufleet-priority-label",
+        (ANY_RULE,),
+        _label_source,
+        k8s.ANY_OBJECT,
+        match_conditions=(("labelled-not-typed", f"!({_POD}) && !({_WORKLOAD})\n&& {_LABELLED}"),),
+    )
+
+
 def dra_only(data: Entitlements) -> PolicyRule | None:
     """Pods in gpufleet namespaces request no device-plugin resource: DRA is the one model.
 
@@ -93,8 +132,7 @@ def dra_only(data: Entitlements) -> PolicyRule | None:
         name="gpufleet-dra-only",
         clause="namespaces",
         fleet_clause="devicePluginResources",
-        api_groups=("",),
-        resources=("pods",),
+        rules=(POD_RULE,),
         operations=("CREATE",),
         object_shape=k8s.POD,
         variables=(

@@ -10,7 +10,8 @@ WAVE_PRIORITIES = WAVES["PriorityClass"]
 
 
 def priority_classes(cluster: str, ladder: PriorityLadder | None) -> list[Manifest]:
-    """A PriorityClass per ladder level, with its preemption policy and global default."""
+    """A PriorityClass per ladder level, with its preemption policy; never a global default
+    (a team's default is emit.default_priority's)."""
     if ladder is None:
         return []
     return [
@@ -21,7 +22,6 @@ def priority_classes(cluster: str, ladder: PriorityLadder | None) -> list[Manife
             values={
                 "value": level.value,
                 "preemption": level.preemption,
-                "global_default": level.default,
                 "description": level.description,
             },
             cluster=cluster,

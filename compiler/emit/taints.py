@@ -17,7 +17,7 @@ from compiler.emit.manifest import Manifest, provenance
 from compiler.emit.waves import SKIP_DRY_RUN, WAVES
 from compiler.resolve import ResolvedCluster, ResolvedPool
 from compiler.resolve.fleet import ResolvedTaint
-from compiler.versions import target
+from compiler.versions import Feature
 
 MAX_NAME = 253
 _NOT_DNS = re.compile(r"[^a-z0-9-]")
@@ -72,8 +72,11 @@ def _selectors(cluster: ResolvedCluster, taint: ResolvedTaint) -> list[Selector]
 
 
 def device_taint_rules(cluster: ResolvedCluster) -> list[Manifest]:
-    """The DeviceTaintRules of every device taint of the cluster."""
-    api = target(cluster.cluster.spec.kubernetes_version).taint_rule_api
+    """The DeviceTaintRules of every device taint of the cluster; none where the cluster does
+    not serve the kind (resolve warns, GF603: one unserved object fails the whole sync)."""
+    if not cluster.serves(Feature.DEVICE_TAINT_RULES):
+        return []
+    api = cluster.target.taint_rule_api
     manifests = []
     for taint in cluster.taints:
         spec = taint.taint.spec

@@ -5,6 +5,7 @@ from __future__ import annotations
 from compiler.emit.admission import admission_manifests
 from compiler.emit.argocd import SyncedKind, argocd_manifests, synced_kind
 from compiler.emit.claims import claim_templates
+from compiler.emit.default_priority import default_priority
 from compiler.emit.dra import device_classes
 from compiler.emit.kueue import kueue_config, kueue_manifests
 from compiler.emit.manifest import Manifest
@@ -25,6 +26,7 @@ def cluster_manifests(cluster: ResolvedCluster, fleet: ResolvedFleet) -> list[Ma
     manifests = [
         *device_classes(cluster),
         *priority_classes(cluster.name, fleet.ladder),
+        *default_priority(cluster, fleet.ladder),
         *namespaces(cluster),
         *resource_quotas(cluster),
         *claims,

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 WAVE_DEFINITIONS = -3
 """DeviceClass, PriorityClass, WorkloadPriorityClass, ResourceFlavor, Cohort, DeviceTaintRule,
-ValidatingAdmissionPolicy."""
+ValidatingAdmissionPolicy, MutatingAdmissionPolicy."""
 WAVE_QUEUES_AND_NAMESPACES = -2
-"""Namespace, ClusterQueue, ValidatingAdmissionPolicyBinding (after the policy it binds)."""
+"""Namespace, ClusterQueue, the admission policy bindings (after the policies they bind)."""
 WAVE_NAMESPACE_POLICY = -1
 """ResourceQuota, LimitRange."""
 WAVE_CONSUMABLES = 1
@@ -27,8 +27,10 @@ WAVES: dict[str, int] = {
     "Cohort": WAVE_DEFINITIONS,
     "DeviceTaintRule": WAVE_DEFINITIONS,
     "ValidatingAdmissionPolicy": WAVE_DEFINITIONS,
+    "MutatingAdmissionPolicy": WAVE_DEFINITIONS,
     "Namespace": WAVE_QUEUES_AND_NAMESPACES,
     "ValidatingAdmissionPolicyBinding": WAVE_QUEUES_AND_NAMESPACES,
+    "MutatingAdmissionPolicyBinding": WAVE_QUEUES_AND_NAMESPACES,
     "ClusterQueue": WAVE_QUEUES_AND_NAMESPACES,
     "ResourceQuota": WAVE_NAMESPACE_POLICY,
     "LimitRange": WAVE_NAMESPACE_POLICY,

@@ -54,10 +54,30 @@ class Kueue(Strict):
     """Default: a cohort named after the cluster."""
 
 
+FeatureGateName = Annotated[str, Field(pattern=r"^[A-Z][A-Za-z0-9]{1,99}$")]
+RuntimeConfigKey = Annotated[
+    str, Field(pattern=r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?/v[0-9]+[a-z0-9]*(/[a-z0-9.-]+)?$")
+]
+
+
+class ApiServer(Strict):
+    """What the cluster's control plane turns on beyond its release's defaults.
+
+    `featureGates` as given to `--feature-gates` (kube-apiserver, kube-controller-manager and
+    kube-scheduler), `runtimeConfig` as given to kube-apiserver's `--runtime-config`
+    (`group/version` or `group/version/resource`). gpufleet emits an object whose API is off by
+    default only where the cluster declares what serves it.
+    """
+
+    feature_gates: Annotated[dict[FeatureGateName, bool], Field(max_length=64)] = {}
+    runtime_config: Annotated[dict[RuntimeConfigKey, bool], Field(max_length=64)] = {}
+
+
 class ClusterSpec(Strict):
     """A cluster's Kubernetes version and inventory."""
 
     kubernetes_version: Literal["1.32", "1.33", "1.34", "1.35", "1.36"]
+    api_server: ApiServer = ApiServer()
     driver: DnsSubdomainish = DEFAULT_DRIVER
     node_pools: Annotated[list[NodePool], Field(min_length=1, max_length=256)]
     kubelet: Kubelet = Kubelet()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from compiler.model.base import API_VERSION, PolicyObject
 from compiler.model.cluster import DEFAULT_DRIVER, KUBERNETES_VERSIONS, Cluster, NodePool
 from compiler.model.fleet import Fleet
-from compiler.model.priority import MAX_PRIORITY, PriorityLadder
+from compiler.model.priority import MAX_PRIORITY, PriorityLadder, PriorityLevel
 from compiler.model.taint import DeviceTaint
 from compiler.model.team import Quota, Team
 from compiler.model.tier import GpuTier
@@ -32,6 +32,7 @@ __all__ = [
     "NodePool",
     "PolicyObject",
     "PriorityLadder",
+    "PriorityLevel",
     "Quota",
     "Team",
 ]

@@ -19,6 +19,8 @@ class PriorityLevel(Strict):
     value: Annotated[int, Field(ge=-2_147_483_648, le=MAX_PRIORITY)]
     preemption: Literal["PreemptLowerPriority", "Never"] = "PreemptLowerPriority"
     default: bool = False
+    """Retired: a cluster-wide default class is written into every pod that names none,
+    also in teams that may not use it; teams declare `defaultPriority` instead (GF208)."""
     description: Annotated[str, Field(max_length=1024)] = ""
 
 

@@ -48,6 +48,8 @@ class TeamSpec(Strict):
     clusters: Annotated[list[Name], Field(max_length=256)] | None = None
     quotas: Annotated[list[Quota], Field(max_length=256)] = []
     priorities: Annotated[list[Name], Field(max_length=64)] = []
+    default_priority: Name | None = None
+    """The class a pod that names none gets (default: the lowest of `priorities`)."""
     memory_qos: Annotated[Literal["guaranteed", "burstable"], Field(alias="memoryQoS")] = (
         "burstable"
     )

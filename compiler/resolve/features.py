@@ -1,7 +1,9 @@
 """Check each cluster's use of Kubernetes features against its version (compiler.versions).
 
 A feature the version lacks is an error at every clause that uses it; a feature that is off
-by default there is one warning per cluster naming the gates and runtime config to enable.
+by default there is one warning per cluster naming the gates and runtime config to enable,
+unless the cluster declares them on (`apiServer`). An API kind the cluster does not serve is
+left out of its output (GF603), since one object of an unserved kind fails the whole sync.
 """
 
 from __future__ import annotations
@@ -11,7 +13,15 @@ from dataclasses import dataclass
 from compiler.diagnostics import Diagnostic, Span
 from compiler.resolve.claims import cluster_tolerations, usable_fallbacks
 from compiler.resolve.fleet import ResolvedCluster
-from compiler.versions import Feature, Gated, earliest, gate_advice, target
+from compiler.versions import (
+    OBJECT_FEATURES,
+    Feature,
+    Gated,
+    declaration_advice,
+    earliest,
+    gate_advice,
+    target,
+)
 
 
 @dataclass(frozen=True)
@@ -21,6 +31,8 @@ class Use:
     feature: Feature
     span: Span
     what: str
+    left_out: str = ""
+    """For an API kind (OBJECT_FEATURES): what the cluster loses while it is not served."""
 
 
 def feature_uses(cluster: ResolvedCluster) -> list[Use]:
@@ -64,6 +76,8 @@ def feature_uses(cluster: ResolvedCluster) -> list[Use]:
                 Feature.DEVICE_TAINT_RULES,
                 source.span(("spec", "key")),
                 f"device taint {taint.name!r}",
+                "the taint is not enforced in the cluster: claims may get its devices (the "
+                "capacity model still counts them as tainted)",
             )
         )
         if taint.taint.spec.effect == "None":
@@ -83,6 +97,17 @@ def feature_uses(cluster: ResolvedCluster) -> list[Use]:
                     f"the extendedResourceName of tier {tier.name!r}",
                 )
             )
+    for team in cluster.teams:
+        if team.spec.priorities:
+            uses.append(
+                Use(
+                    Feature.MUTATING_ADMISSION_POLICY,
+                    team.source.span(("spec", "priorities")),
+                    f"the default priority of team {team.name!r}",
+                    "pods that name no PriorityClass run at priority 0 instead of their team's "
+                    "default",
+                )
+            )
     if cluster.cluster.spec.kubelet.memory_qos:
         uses.append(
             Use(
@@ -100,6 +125,7 @@ def check_features(
     """Errors for features the cluster's version lacks, warnings for gated ones."""
     version = cluster.cluster.spec.kubernetes_version
     row = target(version)
+    declared = cluster.cluster.spec.api_server
     version_span = cluster.cluster.source.span(("spec", "kubernetesVersion"))
     warned: set[Feature] = set()
     for use in feature_uses(cluster):
@@ -116,7 +142,26 @@ def check_features(
                     (("the cluster's version", version_span),),
                 )
             )
-        elif isinstance(availability, Gated) and use.feature not in warned:
+        elif row.enabled(use.feature, declared) or use.feature in warned:
+            continue
+        elif use.feature in OBJECT_FEATURES:
+            warned.add(use.feature)
+            assert isinstance(availability, Gated)
+            warnings.append(
+                Diagnostic(
+                    "GF603",
+                    f"{use.what} needs {use.feature.value}, which Kubernetes {version} does not "
+                    f"serve by default and cluster {cluster.name} does not declare on: gpufleet "
+                    f"leaves them out of the cluster, so {use.left_out}",
+                    use.span,
+                    (
+                        f"{gate_advice(availability)}, and declare it in the cluster's "
+                        f"`apiServer` ({declaration_advice(availability)})",
+                    ),
+                    (("the cluster's version", version_span),),
+                )
+            )
+        elif isinstance(availability, Gated):
             warned.add(use.feature)
             warnings.append(
                 Diagnostic(

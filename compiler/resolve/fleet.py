@@ -18,6 +18,7 @@ from compiler.model.policy import (
 )
 from compiler.model.team import Toleration
 from compiler.resolve.inventory import DeviceKind
+from compiler.versions import Feature, Target, target
 
 
 @dataclass(frozen=True)
@@ -145,6 +146,15 @@ class ResolvedCluster:
     def name(self) -> str:
         """The cluster's name."""
         return self.cluster.name
+
+    @property
+    def target(self) -> Target:
+        """What the cluster's Kubernetes version serves."""
+        return target(self.cluster.spec.kubernetes_version)
+
+    def serves(self, feature: Feature) -> bool:
+        """Whether the cluster has the feature on: by default, or by the gates it declares."""
+        return self.target.enabled(feature, self.cluster.spec.api_server)
 
     def tier(self, name: str) -> TierInCluster:
         """The tier called `name` in this cluster."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from compiler.diagnostics import Diagnostic
-from compiler.model.policy import PriorityLadder
+from compiler.model.policy import PriorityLadder, PriorityLevel, Team
 
 
 def check_ladder(ladder: PriorityLadder | None, problems: list[Diagnostic]) -> None:
@@ -11,7 +11,6 @@ def check_ladder(ladder: PriorityLadder | None, problems: list[Diagnostic]) -> N
     if ladder is None:
         return
     names: dict[str, int] = {}
-    defaults: list[int] = []
     for index, level in enumerate(ladder.spec.levels):
         path = ("spec", "levels", index)
         if level.name.startswith("system-"):
@@ -39,18 +38,28 @@ def check_ladder(ladder: PriorityLadder | None, problems: list[Diagnostic]) -> N
             )
         names.setdefault(level.name, index)
         if level.default:
-            defaults.append(index)
-    for index in defaults[1:]:
-        problems.append(
-            Diagnostic(
-                "GF208",
-                "only one priority level may be the global default",
-                ladder.source.span(("spec", "levels", index, "default")),
-                related=(
+            problems.append(
+                Diagnostic(
+                    "GF208",
+                    f"priority {level.name!r}: a ladder level can no longer be the global "
+                    "default: Kubernetes writes a global default into every pod that names no "
+                    "class, also in the namespaces of teams that may not use it",
+                    ladder.source.span((*path, "default")),
                     (
-                        "the first default",
-                        ladder.source.span(("spec", "levels", defaults[0], "default")),
+                        "remove `default`; a team's pods that name no class get the team's "
+                        "`defaultPriority` (by default its lowest priority)",
                     ),
-                ),
+                )
             )
-        )
+
+
+def team_default(team: Team, ladder: PriorityLadder | None) -> PriorityLevel | None:
+    """The level a pod of the team that names no PriorityClass gets: the team's
+    `defaultPriority`, else its lowest priority; None when the team may use none."""
+    if ladder is None:
+        return None
+    allowed = [level for level in ladder.spec.levels if level.name in team.spec.priorities]
+    chosen = team.spec.default_priority
+    if chosen is not None:
+        return next((level for level in allowed if level.name == chosen), None)
+    return min(allowed, key=lambda level: (level.value, level.name), default=None)

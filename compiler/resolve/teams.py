@@ -38,6 +38,16 @@ def check_team(
                     (f"ladder: {', '.join(sorted(levels)) or '(no PriorityLadder defined)'}",),
                 )
             )
+    default = team.spec.default_priority
+    if default is not None and default not in team.spec.priorities:
+        problems.append(
+            Diagnostic(
+                "GF203",
+                f"team {team.name!r}: defaultPriority {default!r} is not among its priorities",
+                source.span(("spec", "defaultPriority")),
+                (f"use one of: {', '.join(team.spec.priorities) or '(none: add priorities)'}",),
+            )
+        )
     for index, namespace in enumerate(team.spec.namespaces):
         owner = owners.setdefault(namespace, team)
         if owner is not team:

@@ -38,7 +38,7 @@ metadata: {name: ladder}
 spec:
   levels:
     - {name: high, value: 1000, description: "serving"}
-    - {name: low, value: 10, preemption: Never, default: true}
+    - {name: low, value: 10, preemption: Never}
 """
     ).encode(),
     "tiers/whole.yaml": (

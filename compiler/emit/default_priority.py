@@ -1,0 +1,102 @@
+"""A team's default priority: pods that name no PriorityClass get their team's default.
+
+Kubernetes has one cluster-wide default (a PriorityClass with `globalDefault: true`), and the
+Priority admission plugin writes it into every pod that names no class before any policy
+runs, so a global default that some team may not use makes the guardrails deny every such
+pod of that team. gpufleet therefore emits no global default. Instead a
+MutatingAdmissionPolicy (after the built-in plugins, before the validating policies and
+quota) gives a pod that names no class its team's default: the class name, its value and its
+preemption policy, exactly what the Priority plugin would have written. Where the cluster
+does not serve MutatingAdmissionPolicy (before 1.36 unless declared), nothing is emitted and
+such pods run at priority 0 (resolve warns, GF603). docs/default-priority.md has the why.
+"""
+
+from __future__ import annotations
+
+from compiler.cel.literal import cel_literal
+from compiler.emit.admission_rules import POD_RULE
+from compiler.emit.manifest import MANAGED_BY, SOURCE_ANNOTATION, SYNC_WAVE, Manifest
+from compiler.emit.namespaces import TEAM_LABEL
+from compiler.emit.waves import WAVES
+from compiler.model.policy import PriorityLadder
+from compiler.resolve import ResolvedCluster
+from compiler.resolve.ladder import team_default
+from compiler.versions import Feature
+
+POLICY_NAME = "gpufleet-default-priority"
+
+_NAMES_NO_CLASS = '!has(object.spec.priorityClassName) || object.spec.priorityClassName == ""'
+_MUTATION = (
+    'variables.class == "" ? Object{} : Object{\n'
+    "  spec: Object.spec{\n"
+    "    priorityClassName: variables.class,\n"
+    "    priority: int(variables.values[variables.class]),\n"
+    "    preemptionPolicy: variables.preemption[variables.class]\n"
+    "  }\n"
+    "}"
+)
+
+
+def default_priority(cluster: ResolvedCluster, ladder: PriorityLadder | None) -> list[Manifest]:
+    """The default-priority policy and its binding; none where no team has a default or the
+    cluster does not serve MutatingAdmissionPolicy."""
+    if ladder is None or not cluster.serves(Feature.MUTATING_ADMISSION_POLICY):
+        return []
+    defaults = {
+        namespace: level
+        for team in cluster.teams
+        if (level := team_default(team, ladder)) is not None
+        for namespace in team.spec.namespaces
+    }
+    if not defaults:
+        return []
+    levels = {level.name: level for level in defaults.values()}
+    variables = [
+        ("classes", cel_literal({ns: level.name for ns, level in sorted(defaults.items())})),
+        ("values", cel_literal({name: str(levels[name].value) for name in sorted(levels)})),
+        ("preemption", cel_literal({name: levels[name].preemption for name in sorted(levels)})),
+        (
+            "class",
+            'request.namespace in variables.classes ? variables.classes[request.namespace] : ""',
+        ),
+    ]
+    api = cluster.target.mutating_policy_api
+    origins = sorted({team.source.origin for team in cluster.teams})
+    sources = ", ".join(
+        [f"{ladder.source.origin}#levels", *(f"{o}#defaultPriority" for o in origins)]
+    )
+    policy = Manifest(
+        kind="MutatingAdmissionPolicy",
+        name=POLICY_NAME,
+        template="mutatingadmissionpolicy.yaml.j2",
+        values={
+            "api_version": api,
+            "rules": [POD_RULE],
+            "match_conditions": [("names-no-class", _NAMES_NO_CLASS)],
+            "variables": variables,
+            "mutations": [_MUTATION],
+        },
+        cluster=cluster.name,
+        annotations={
+            SOURCE_ANNOTATION: sources,
+            SYNC_WAVE: str(WAVES["MutatingAdmissionPolicy"]),
+        },
+    )
+    binding = Manifest(
+        kind="MutatingAdmissionPolicyBinding",
+        name=POLICY_NAME,
+        template="admissionpolicybinding.yaml.j2",
+        values={
+            "api_version": api,
+            "kind": "MutatingAdmissionPolicyBinding",
+            "policy": POLICY_NAME,
+            "match_labels": MANAGED_BY,
+            "required_label": TEAM_LABEL,
+        },
+        cluster=cluster.name,
+        annotations={
+            SOURCE_ANNOTATION: ", ".join(f"{o}#namespaces" for o in origins),
+            SYNC_WAVE: str(WAVES["MutatingAdmissionPolicyBinding"]),
+        },
+    )
+    return [policy, binding]
