@@ -19,6 +19,9 @@ from compiler.solve import ClusterPlan
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE = REPO / "policies"
 
+collect_ignore = [] if os.environ.get("GPUFLEET_E2E") else ["e2e"]
+"""The real-cluster suite (tests/e2e) runs with `make e2e` (GPUFLEET_E2E=1), not `make test`."""
+
 settings.register_profile("suite", derandomize=True, database=None)
 """`make test`: the same examples on every run and machine, so the suite's verdict and time
 are reproducible (a random draw once took the brute-force oracle minutes)."""

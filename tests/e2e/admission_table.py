@@ -1,0 +1,290 @@
+"""The admission table: what each team's own user may and may not create, derived from the
+policy model (the Team, the ladder, the cluster's tiers), never typed by hand.
+
+Pods go through the whole admission chain as server-side dry runs (nothing is left behind to
+use up quota); claims are created for real, since the quota must count them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from compiler.model.policy import PriorityLadder, Team
+from compiler.resolve import ResolvedCluster
+
+NOT_GRANTED_TAINT = "gpufleet.dev/e2e-never-granted"
+
+
+@dataclass(frozen=True)
+class Row:
+    """One request a team's user makes, and what the policy says must happen to it."""
+
+    team: str
+    namespace: str
+    what: str
+    manifest: dict[str, Any]
+    allowed: bool
+    says: tuple[str, ...] = ()
+    """Text the denial must contain (what the team may use instead, or who refused)."""
+    dry_run: bool = False
+    expect: dict[str, Any] = field(default_factory=dict)
+    """Fields of the admitted object (`spec.priority`, ...) and the value they must have."""
+    devices: tuple[str, int] = ("", 0)
+    """For a claim created for real: the DeviceClass quota key it is charged to, and how many."""
+    fill_to: int = 0
+    """For a claim of `devices[0]`: request whatever the live quota still has below this limit."""
+
+
+def default_level(team: Team, ladder: PriorityLadder) -> tuple[str, int, str] | None:
+    """(class, value, preemption policy) of the team's default priority as the policy states
+    it: its `defaultPriority`, else the lowest of its priorities; None if it has none."""
+    levels = {level.name: level for level in ladder.spec.levels}
+    names = [n for n in team.spec.priorities if n in levels]
+    if not names:
+        return None
+    name = team.spec.default_priority or min(names, key=lambda n: (levels[n].value, n))
+    return name, levels[name].value, levels[name].preemption
+
+
+def limits(team: Team, namespace: str) -> dict[str, int]:
+    """tier -> the devices the team's quotas let `namespace` hold (a quota without a
+    namespace belongs to the team's first)."""
+    held: dict[str, int] = {}
+    for quota in team.spec.quotas:
+        if (quota.namespace or team.spec.namespaces[0]) == namespace:
+            held[quota.tier] = held.get(quota.tier, 0) + quota.effective_limit
+    return held
+
+
+def pod(namespace: str, name: str, **spec: Any) -> dict[str, Any]:
+    """A Pod with one container (never run: the control plane has no nodes)."""
+    container = {"name": "main", "image": "registry.invalid/e2e:1", **spec.pop("container", {})}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"containers": [container], **spec},
+    }
+
+
+def claim(namespace: str, name: str, api: str, *requests: dict[str, Any]) -> dict[str, Any]:
+    """A ResourceClaim with the given device requests."""
+    return {
+        "apiVersion": api,
+        "kind": "ResourceClaim",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"devices": {"requests": list(requests)}},
+    }
+
+
+def exactly(device_class: str, count: int = 1, **fields: Any) -> dict[str, Any]:
+    """A request for `count` devices of one class."""
+    return {
+        "name": "gpu",
+        "exactly": {
+            "deviceClassName": device_class,
+            "allocationMode": "ExactCount",
+            "count": count,
+            **fields,
+        },
+    }
+
+
+def quota_key(device_class: str) -> str:
+    """The ResourceQuota key that counts a DeviceClass's devices."""
+    return f"{device_class}.deviceclass.resource.k8s.io/devices"
+
+
+def templates(tree: Path, namespace: str) -> list[dict[str, Any]]:
+    """The namespace's emitted ResourceClaimTemplates."""
+    return [
+        yaml.safe_load(p.read_text())
+        for p in sorted((tree / namespace).glob("resourceclaimtemplate_*.yaml"))
+    ]
+
+
+def admission_table(
+    cluster: ResolvedCluster, ladder: PriorityLadder, tree: Path, mutating_served: bool
+) -> Iterator[Row]:
+    """Every row for every team and namespace of the cluster (`mutating_served`: whether the
+    cluster serves MutatingAdmissionPolicy, without which pods naming no class keep
+    priority 0)."""
+    tiers = [t.name for t in cluster.tiers]
+    driver = cluster.cluster.spec.driver
+    owners = {ns: team.name for team in cluster.teams for ns in team.spec.namespaces}
+    for team in cluster.teams:
+        for namespace in team.spec.namespaces:
+            held = limits(team, namespace)
+            yield from _pod_rows(team, namespace, ladder, mutating_served)
+            yield from _claim_rows(team, namespace, tree, held, tiers, driver)
+            others = sorted(ns for ns, owner in owners.items() if owner != team.name)
+            if others:
+                yield Row(
+                    team.name,
+                    others[0],
+                    f"a pod in team {owners[others[0]]}'s namespace",
+                    pod(others[0], "trespass"),
+                    False,
+                    ("forbidden", "cannot create resource"),
+                    dry_run=True,
+                )
+
+
+def _pod_rows(
+    team: Team, namespace: str, ladder: PriorityLadder, mutating_served: bool
+) -> Iterator[Row]:
+    level = default_level(team, ladder)
+    if level is not None and mutating_served:
+        name, value, preemption = level
+        expected = {"priorityClassName": name, "priority": value, "preemptionPolicy": preemption}
+    else:
+        expected = {"priority": 0}
+    yield Row(
+        team.name,
+        namespace,
+        "a pod naming no PriorityClass",
+        pod(namespace, "no-class"),
+        True,
+        dry_run=True,
+        expect=expected,
+    )
+    cpu_only = {"cpu": "100m", "memory": "64Mi"}
+    yield Row(
+        team.name,
+        namespace,
+        "a CPU-only pod",
+        pod(
+            namespace,
+            "cpu-only",
+            container={"resources": {"requests": cpu_only, "limits": cpu_only}},
+        ),
+        True,
+        dry_run=True,
+    )
+    allowed = sorted(team.spec.priorities)
+    for other in ladder.spec.levels:
+        may = other.name in team.spec.priorities
+        yield Row(
+            team.name,
+            namespace,
+            f"a pod of PriorityClass {other.name}",
+            pod(namespace, f"class-{other.name}", priorityClassName=other.name),
+            may,
+            () if may else (f"may not use; use one of: {', '.join(allowed) or '(none)'}",),
+            dry_run=True,
+            expect={"priority": other.value} if may else {},
+        )
+    for where in ("limits", "requests"):
+        resources = {"limits": {"nvidia.com/gpu": "1"}}
+        if where == "requests":
+            resources["requests"] = {"nvidia.com/gpu": "1"}
+        yield Row(
+            team.name,
+            namespace,
+            f"a pod with nvidia.com/gpu in its {where}",
+            pod(namespace, f"device-plugin-{where}", container={"resources": resources}),
+            False,
+            ("device-plugin resource nvidia.com/gpu",),
+            dry_run=True,
+        )
+
+
+def _claim_rows(
+    team: Team,
+    namespace: str,
+    tree: Path,
+    held: dict[str, int],
+    tiers: list[str],
+    driver: str,
+) -> Iterator[Row]:
+    own = templates(tree, namespace)
+    if not own:
+        return
+    api = own[0]["apiVersion"]
+    used: dict[str, int] = dict.fromkeys(held, 0)
+    for template in own:
+        request = template["spec"]["spec"]["devices"]["requests"][0]["exactly"]
+        tier, count = request["deviceClassName"], request["count"]
+        used[tier] += count
+        yield Row(
+            team.name,
+            namespace,
+            f"a claim from its template {template['metadata']['name']}",
+            {
+                "apiVersion": api,
+                "kind": "ResourceClaim",
+                "metadata": {
+                    "name": f"from-{template['metadata']['name']}",
+                    "namespace": namespace,
+                },
+                "spec": template["spec"]["spec"],
+            },
+            used[tier] <= held[tier],
+            () if used[tier] <= held[tier] else ("exceeded quota",),
+            devices=(quota_key(tier), count),
+        )
+    mine = sorted(held)[0]
+    for other in [*[t for t in tiers if t not in held][:1], driver]:
+        yield Row(
+            team.name,
+            namespace,
+            f"a claim naming DeviceClass {other}",
+            claim(namespace, f"other-{other.replace('.', '-')}", api, exactly(other)),
+            False,
+            (f"names DeviceClass {other}",),
+        )
+        hidden = {
+            "name": "gpu",
+            "firstAvailable": [
+                {"name": "mine", "deviceClassName": mine, "count": 1},
+                {"name": "other", "deviceClassName": other, "count": 1},
+            ],
+        }
+        yield Row(
+            team.name,
+            namespace,
+            f"a claim naming DeviceClass {other} inside firstAvailable",
+            claim(namespace, f"hidden-{other.replace('.', '-')}", api, hidden),
+            False,
+            (f"names DeviceClass {other}",),
+        )
+    yield Row(
+        team.name,
+        namespace,
+        "an adminAccess claim",
+        claim(namespace, "admin", api, exactly(mine, adminAccess=True)),
+        team.spec.admin_access,
+        () if team.spec.admin_access else ("adminAccess",),
+    )
+    toleration = {"key": NOT_GRANTED_TAINT, "operator": "Exists", "effect": "NoSchedule"}
+    yield Row(
+        team.name,
+        namespace,
+        f"a claim tolerating {NOT_GRANTED_TAINT}",
+        claim(namespace, "tolerates", api, exactly(mine, tolerations=[toleration])),
+        False,
+        ("may not tolerate",),
+    )
+    for tier, limit in sorted(held.items()):
+        yield Row(
+            team.name,
+            namespace,
+            f"claims up to the {tier} limit ({limit})",
+            claim(namespace, f"fill-{tier}", api, exactly(tier)),
+            True,
+            devices=(quota_key(tier), 0),
+            fill_to=limit,
+        )
+        yield Row(
+            team.name,
+            namespace,
+            f"one {tier} device beyond the limit",
+            claim(namespace, f"beyond-{tier}", api, exactly(tier)),
+            False,
+            ("exceeded quota", quota_key(tier)),
+        )

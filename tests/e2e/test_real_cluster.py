@@ -1,0 +1,189 @@
+"""Each emitted cluster tree on a real kube-apiserver of the cluster's Kubernetes version,
+started with exactly the flags the Cluster declares: applied wave by wave with no warning,
+idempotent, every policy type-checked clean, and the admission table holding for every team."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from compiler.model.policy import PriorityLadder
+from compiler.pipeline import check_policies
+from compiler.resolve import ResolvedCluster
+from compiler.versions import Feature
+from tests.e2e.admission_table import Row, admission_table
+from tests.e2e.control_plane import (
+    Cluster,
+    apply_in_waves,
+    bind_teams,
+    control_plane,
+    manifest_paths,
+    wait_for_type_checking,
+)
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLE = REPO / "policies"
+
+
+def compile_tree(policies: Path, out: Path) -> None:
+    """`gpufleet compile`, as a user runs it."""
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "compiler",
+            "compile",
+            "--policies",
+            str(policies),
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )
+    assert done.returncode == 0, done.stderr
+
+
+def resolved(policies: Path) -> tuple[dict[str, ResolvedCluster], PriorityLadder]:
+    fleet, _ = check_policies(policies)
+    assert fleet.ladder is not None
+    return {c.name: c for c in fleet.clusters}, fleet.ladder
+
+
+@pytest.fixture(scope="module")
+def example(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("example") / "out"
+    compile_tree(EXAMPLE, out)
+    return out
+
+
+def field(obj: dict[str, Any], path: str) -> Any:
+    for part in path.split("."):
+        obj = obj.get(part, {}) if isinstance(obj, dict) else {}
+    return obj if obj != {} else None
+
+
+def used(cluster: Cluster, namespace: str, key: str) -> int:
+    quota = cluster.get("resourcequota", "gpufleet-devices", "-n", namespace)
+    return int(quota.get("status", {}).get("used", {}).get(key, "0"))
+
+
+def run_row(cluster: Cluster, row: Row) -> str | None:
+    """What went wrong with one row, or None when the server did what the policy says."""
+    manifest = row.manifest
+    key, count = row.devices
+    before = used(cluster, row.namespace, key) if key else 0
+    if row.fill_to:
+        count = row.fill_to - before
+        if count <= 0:
+            return None
+        manifest["spec"]["devices"]["requests"][0]["exactly"]["count"] = count
+    done = cluster.create(manifest, team=row.team, dry_run=row.dry_run)
+    if row.allowed and done.returncode != 0:
+        return f"denied: {done.stderr.strip()}"
+    if not row.allowed:
+        if done.returncode == 0:
+            return "allowed"
+        missing = [text for text in row.says if text not in done.stderr]
+        return f"denied without {missing}: {done.stderr.strip()}" if missing else None
+    admitted = json.loads(done.stdout)
+    for path, value in row.expect.items():
+        if (found := field(admitted["spec"], path)) != value:
+            return f"spec.{path} is {found!r}, not {value!r}"
+    if key and used(cluster, row.namespace, key) != before + count:
+        return f"quota {key} went {before} -> {used(cluster, row.namespace, key)}, not +{count}"
+    return None
+
+
+def check_admission_table(
+    cluster: Cluster, resolved_cluster: ResolvedCluster, ladder: PriorityLadder
+) -> int:
+    """Run every row; fail with the whole table of rows the server decided otherwise."""
+    rows = list(
+        admission_table(
+            resolved_cluster,
+            ladder,
+            cluster.tree,
+            resolved_cluster.serves(Feature.MUTATING_ADMISSION_POLICY),
+        )
+    )
+    wrong = []
+    for row in rows:
+        problem = run_row(cluster, row)
+        if problem:
+            expected = "allowed" if row.allowed else "denied"
+            wrong.append(f"{row.team} in {row.namespace}: {row.what} ({expected}): {problem}")
+    assert not wrong, "\n".join(wrong)
+    return len(rows)
+
+
+@pytest.mark.parametrize("name", ["prod-east", "prod-west"])
+def test_example_cluster_on_a_real_api_server(example: Path, name: str, tmp_path: Path) -> None:
+    clusters, ladder = resolved(EXAMPLE)
+    resolved_cluster = clusters[name]
+    tree = example / "clusters" / name
+    with control_plane(resolved_cluster, tree, tmp_path / "kube") as cluster:
+        printed = apply_in_waves(cluster)
+        assert printed == [], "the server or kubectl warned:\n" + "\n".join(printed)
+        first = cluster.stored()
+        assert len(first) == len(manifest_paths(tree))
+        printed = apply_in_waves(cluster)
+        assert printed == []
+        assert cluster.stored() == first, "a second apply changed objects"
+        statuses = wait_for_type_checking(cluster)
+        assert statuses, "no admission policy"
+        warnings = {
+            n: s.get("typeChecking", {}).get("expressionWarnings") for n, s in statuses.items()
+        }
+        assert not any(warnings.values()), warnings
+        bind_teams(cluster, resolved_cluster)
+        rows = check_admission_table(cluster, resolved_cluster, ladder)
+        assert rows > 10 * len(resolved_cluster.teams)
+
+
+def without_api_server_declarations(policies: Path, into: Path) -> Path:
+    """A copy of the policies whose Clusters declare nothing beyond their release defaults."""
+    shutil.copytree(policies, into)
+    for path in into.rglob("*.yaml"):
+        text = path.read_text()
+        if "apiServer:" in text:
+            path.write_text(re.sub(r"  apiServer:.*\n(    .*\n)*", "", text))
+    return into
+
+
+def test_device_taint_rules_follow_what_the_cluster_serves(example: Path, tmp_path: Path) -> None:
+    """Declared on: the DeviceTaintRules are emitted and the server started with exactly
+    those flags takes them. Not declared: they are left out, the tree applies on a stock
+    server, and that server indeed refuses the declared tree's rules."""
+    declared_rules = sorted(
+        (example / "clusters" / "prod-east" / "_cluster").glob("devicetaintrule_*")
+    )
+    assert declared_rules, "prod-east declares the DeviceTaintRule API on"
+    plain = without_api_server_declarations(EXAMPLE, tmp_path / "policies")
+    out = tmp_path / "out"
+    compile_tree(plain, out)
+    tree = out / "clusters" / "prod-east"
+    assert not list((tree / "_cluster").glob("devicetaintrule_*"))
+    clusters, _ = resolved(plain)
+    with control_plane(clusters["prod-east"], tree, tmp_path / "kube") as cluster:
+        assert apply_in_waves(cluster) == []
+        refused = cluster.kubectl("apply", "--server-side", "-f", str(declared_rules[0]))
+        assert refused.returncode != 0
+        assert "DeviceTaintRule" in refused.stderr
+    with control_plane(
+        resolved(EXAMPLE)[0]["prod-east"], example / "clusters" / "prod-east", tmp_path / "kube2"
+    ) as cluster:
+        assert apply_in_waves(cluster) == []
+        rules = cluster.get("devicetaintrules")["items"]
+        assert sorted(r["metadata"]["name"] for r in rules) == sorted(
+            yaml.safe_load(p.read_text())["metadata"]["name"] for p in declared_rules
+        )
