@@ -34,10 +34,10 @@ class Row:
     dry_run: bool = False
     expect: dict[str, Any] = field(default_factory=dict)
     """Fields of the admitted object (`spec.priority`, ...) and the value they must have."""
-    devices: tuple[str, int] = ("", 0)
-    """For a claim created for real: the DeviceClass quota key it is charged to, and how many."""
+    devices: dict[str, int] = field(default_factory=dict)
+    """For a claim created for real: the DeviceClass quota keys it is charged to, how many each."""
     fill_to: int = 0
-    """For a claim of `devices[0]`: request whatever the live quota still has below this limit."""
+    """For a one-class claim: ask whatever the live quota still has below this limit."""
 
 
 def default_level(team: Team, ladder: PriorityLadder) -> tuple[str, int, str] | None:
@@ -93,6 +93,21 @@ def exactly(device_class: str, count: int = 1, **fields: Any) -> dict[str, Any]:
             **fields,
         },
     }
+
+
+def charges(spec: dict[str, Any]) -> dict[str, int]:
+    """DeviceClass -> devices ResourceQuota charges a claim of this spec: each `exactly`
+    request's count; for `firstAvailable`, the largest alternative of each class."""
+    charged: dict[str, int] = {}
+    for request in spec["devices"]["requests"]:
+        alternatives = [request["exactly"]] if "exactly" in request else request["firstAvailable"]
+        largest: dict[str, int] = {}
+        for alternative in alternatives:
+            name = alternative["deviceClassName"]
+            largest[name] = max(largest.get(name, 0), alternative.get("count", 1))
+        for name, count in largest.items():
+            charged[name] = charged.get(name, 0) + count
+    return charged
 
 
 def quota_key(device_class: str) -> str:
@@ -208,9 +223,10 @@ def _claim_rows(
     api = own[0]["apiVersion"]
     used: dict[str, int] = dict.fromkeys(held, 0)
     for template in own:
-        request = template["spec"]["spec"]["devices"]["requests"][0]["exactly"]
-        tier, count = request["deviceClassName"], request["count"]
-        used[tier] += count
+        charged = charges(template["spec"]["spec"])
+        for tier, count in charged.items():
+            used[tier] = used.get(tier, 0) + count
+        fits = all(used[tier] <= held.get(tier, 0) for tier in charged)
         yield Row(
             team.name,
             namespace,
@@ -224,9 +240,9 @@ def _claim_rows(
                 },
                 "spec": template["spec"]["spec"],
             },
-            used[tier] <= held[tier],
-            () if used[tier] <= held[tier] else ("exceeded quota",),
-            devices=(quota_key(tier), count),
+            fits,
+            () if fits else ("exceeded quota",),
+            devices={quota_key(tier): count for tier, count in charged.items()},
         )
     mine = sorted(held)[0]
     for other in [*[t for t in tiers if t not in held][:1], driver]:
@@ -277,7 +293,7 @@ def _claim_rows(
             f"claims up to the {tier} limit ({limit})",
             claim(namespace, f"fill-{tier}", api, exactly(tier)),
             True,
-            devices=(quota_key(tier), 0),
+            devices={quota_key(tier): 0},
             fill_to=limit,
         )
         yield Row(

@@ -80,13 +80,14 @@ def used(cluster: Cluster, namespace: str, key: str) -> int:
 def run_row(cluster: Cluster, row: Row) -> str | None:
     """What went wrong with one row, or None when the server did what the policy says."""
     manifest = row.manifest
-    key, count = row.devices
-    before = used(cluster, row.namespace, key) if key else 0
+    before = {key: used(cluster, row.namespace, key) for key in row.devices}
+    expected = dict(row.devices)
     if row.fill_to:
-        count = row.fill_to - before
-        if count <= 0:
+        ((key, _),) = row.devices.items()
+        expected[key] = row.fill_to - before[key]
+        if expected[key] <= 0:
             return None
-        manifest["spec"]["devices"]["requests"][0]["exactly"]["count"] = count
+        manifest["spec"]["devices"]["requests"][0]["exactly"]["count"] = expected[key]
     done = cluster.create(manifest, team=row.team, dry_run=row.dry_run)
     if row.allowed and done.returncode != 0:
         return f"denied: {done.stderr.strip()}"
@@ -99,8 +100,9 @@ def run_row(cluster: Cluster, row: Row) -> str | None:
     for path, value in row.expect.items():
         if (found := field(admitted["spec"], path)) != value:
             return f"spec.{path} is {found!r}, not {value!r}"
-    if key and used(cluster, row.namespace, key) != before + count:
-        return f"quota {key} went {before} -> {used(cluster, row.namespace, key)}, not +{count}"
+    for key, count in expected.items():
+        if (after := used(cluster, row.namespace, key)) != before[key] + count:
+            return f"quota {key} went {before[key]} -> {after}, not +{count}"
     return None
 
 
