@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
+from benchmarks.generate import Size, generate
 from compiler.model.policy import PriorityLadder
 from compiler.pipeline import check_policies
 from compiler.resolve import ResolvedCluster
@@ -128,18 +129,17 @@ def check_admission_table(
     return len(rows)
 
 
-@pytest.mark.parametrize("name", ["prod-east", "prod-west"])
-def test_example_cluster_on_a_real_api_server(example: Path, name: str, tmp_path: Path) -> None:
-    clusters, ladder = resolved(EXAMPLE)
+def check_cluster(policies: Path, out: Path, name: str, state_dir: Path) -> None:
+    """The whole real-cluster check of one cluster of a compiled policy tree."""
+    clusters, ladder = resolved(policies)
     resolved_cluster = clusters[name]
-    tree = example / "clusters" / name
-    with control_plane(resolved_cluster, tree, tmp_path / "kube") as cluster:
+    tree = out / "clusters" / name
+    with control_plane(resolved_cluster, tree, state_dir) as cluster:
         printed = apply_in_waves(cluster)
         assert printed == [], "the server or kubectl warned:\n" + "\n".join(printed)
         first = cluster.stored()
         assert len(first) == len(manifest_paths(tree))
-        printed = apply_in_waves(cluster)
-        assert printed == []
+        assert apply_in_waves(cluster) == []
         assert cluster.stored() == first, "a second apply changed objects"
         statuses = wait_for_type_checking(cluster)
         assert statuses, "no admission policy"
@@ -150,6 +150,25 @@ def test_example_cluster_on_a_real_api_server(example: Path, name: str, tmp_path
         bind_teams(cluster, resolved_cluster)
         rows = check_admission_table(cluster, resolved_cluster, ladder)
         assert rows > 10 * len(resolved_cluster.teams)
+
+
+@pytest.mark.parametrize("name", ["prod-east", "prod-west"])
+def test_example_cluster_on_a_real_api_server(example: Path, name: str, tmp_path: Path) -> None:
+    check_cluster(EXAMPLE, example, name, tmp_path / "kube")
+
+
+def test_a_generated_fleet_with_several_teams_per_tier(tmp_path: Path) -> None:
+    """A fleet the example does not cover: three teams share each tier (MIG tiers included),
+    random priorities, gangs, and device taints the 1.36 cluster does not serve rules for."""
+    policies = tmp_path / "policies"
+    generate(Size(1, 24, 12, 4, 0.3, 0.05), seed=7, root=policies)
+    fleet, _ = check_policies(policies)
+    (cluster,) = fleet.clusters
+    tiers = [g.tier for g in cluster.guarantees]
+    assert all(tiers.count(tier) >= 3 for tier in tiers)
+    out = tmp_path / "out"
+    compile_tree(policies, out)
+    check_cluster(policies, out, cluster.name, tmp_path / "kube")
 
 
 def without_api_server_declarations(policies: Path, into: Path) -> Path:
