@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: compile test check lint bench clean
+.PHONY: compile test e2e check lint bench clean
 
 $(STAMP): pyproject.toml requirements.lock
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -19,12 +19,24 @@ check: $(STAMP)
 	$(BIN)/gpufleet check --policies policies
 
 lint: $(STAMP)
-	$(BIN)/ruff check compiler tests benchmarks
-	$(BIN)/ruff format --check compiler tests benchmarks
+	$(BIN)/ruff check compiler tests benchmarks scripts
+	$(BIN)/ruff format --check compiler tests benchmarks scripts
 	$(BIN)/mypy
 
 test: $(STAMP) lint
 	$(BIN)/python -m pytest
+
+# The real-cluster suite (docs/cluster-test.md): builds kube-apiserver and
+# kube-controller-manager of each version the example fleet targets (once, cached in
+# ~/.cache/gpufleet/kube/), then applies every cluster's tree to a real control plane.
+# Without Go the tests skip with one line of reason.
+e2e: $(STAMP)
+	@if command -v go >/dev/null; then \
+	  for version in $$($(BIN)/python -m tests.e2e.versions); do \
+	    scripts/kube-local build --version $$version || exit 1; \
+	  done; \
+	fi
+	GPUFLEET_E2E=1 $(BIN)/python -m pytest -p no:cacheprovider -rs tests/e2e
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

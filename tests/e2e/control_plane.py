@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import time
 from collections import defaultdict
 from collections.abc import Iterator
@@ -19,15 +18,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import kubelocal
 import yaml
 
 from compiler.emit.manifest import SYNC_WAVE
 from compiler.resolve import ResolvedCluster
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "scripts"))
-
-import kubelocal  # noqa: E402
 
 KUEUE_CRDS = REPO / "compiler" / "schemas" / "kueue"
 FIELD_MANAGER = "gpufleet-e2e"

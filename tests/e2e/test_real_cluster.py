@@ -29,9 +29,9 @@ from tests.e2e.control_plane import (
     manifest_paths,
     wait_for_type_checking,
 )
+from tests.e2e.versions import EXAMPLE
 
 REPO = Path(__file__).resolve().parents[2]
-EXAMPLE = REPO / "policies"
 
 
 def compile_tree(policies: Path, out: Path) -> None:

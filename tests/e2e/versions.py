@@ -4,8 +4,11 @@ before pytest (which captures output) starts them."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from compiler.pipeline import check_policies
-from tests.e2e.test_real_cluster import EXAMPLE
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "policies"
 
 
 def needed() -> list[str]:
