@@ -142,11 +142,15 @@ def check_features(
                     (("the cluster's version", version_span),),
                 )
             )
-        elif row.enabled(use.feature, declared) or use.feature in warned:
             continue
-        elif use.feature in OBJECT_FEATURES:
-            warned.add(use.feature)
-            assert isinstance(availability, Gated)
+        if (
+            not isinstance(availability, Gated)
+            or row.enabled(use.feature, declared)
+            or use.feature in warned
+        ):
+            continue
+        warned.add(use.feature)
+        if use.feature in OBJECT_FEATURES:
             warnings.append(
                 Diagnostic(
                     "GF603",
@@ -161,8 +165,7 @@ def check_features(
                     (("the cluster's version", version_span),),
                 )
             )
-        elif isinstance(availability, Gated):
-            warned.add(use.feature)
+        else:
             warnings.append(
                 Diagnostic(
                     "GF600",
