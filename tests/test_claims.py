@@ -78,6 +78,31 @@ def test_fallbacks_become_first_available_alternatives(write_policies: PolicyWri
             validate_object(yaml.safe_load(text), "1.36")
 
 
+def test_a_kueue_cluster_offers_no_alternatives(write_policies: PolicyWriter) -> None:
+    """Kueue admits no workload whose claim has `firstAvailable`: in a Kueue cluster the
+    templates ask for their own tier, and the fallback tier keeps its own template."""
+    root = write_policies(
+        {
+            "c.yaml": fleets.cluster(pools=POOLS) + "  kueue: {enabled: true}\n",
+            "t.yaml": fleets.tier("h200", "{select: {models: [H200]}, fallbacks: [h100]}")
+            + "---\n"
+            + fleets.tier("h100", "{select: {models: [H100-80GB]}}"),
+            "team.yaml": fleets.team(
+                "a", "[{tier: h200, guaranteed: 2, gang: 2}, {tier: h100, guaranteed: 0, limit: 4}]"
+            ),
+        }
+    )
+    compiled = compile_policies(root)
+    for name, tier in (("h200-x2", "h200"), ("h200", "h200"), ("h100", "h100")):
+        (request,) = devices(compiled, f"clusters/c1/a/resourceclaimtemplate_{name}.yaml")[
+            "requests"
+        ]
+        assert request["exactly"]["deviceClassName"] == tier
+    [warning] = [w for w in compiled.warnings if w.code == "GF602"]
+    assert "without the fallbacks (h100)" in warning.message
+    assert not [w for w in compiled.warnings if w.code == "GF600"]  # no prioritized list used
+
+
 def test_shared_tiers_carry_the_nvidia_sharing_config(write_policies: PolicyWriter) -> None:
     root = write_policies(
         {

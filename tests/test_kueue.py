@@ -91,19 +91,35 @@ def test_cluster_queue_quota_is_guarantee_and_borrowing_is_limit_minus_guarantee
     q = quotas(queue)
     assert q["training", "gpufleet.dev/training"] == {
         "name": "gpufleet.dev/training",
-        "nominalQuota": 64,
-        "borrowingLimit": 32,
+        "nominalQuota": "64",
+        "borrowingLimit": "32",
     }
     # host: 24 CPUs and 200Gi per training GPU
-    assert q[HOST_FLAVOR, "cpu"]["nominalQuota"] == 64 * 24
-    assert q[HOST_FLAVOR, "cpu"]["borrowingLimit"] == 32 * 24
+    assert q[HOST_FLAVOR, "cpu"]["nominalQuota"] == str(64 * 24)
+    assert q[HOST_FLAVOR, "cpu"]["borrowingLimit"] == str(32 * 24)
     assert parse_quantity(q[HOST_FLAVOR, "memory"]["nominalQuota"]) == 64 * 200 * 2**30
     serving = quotas(load(compiled_example, f"{EAST}/_cluster/clusterqueue_llm-serving.yaml"))
     # two namespaces: 48/64 and 4/8 add up
-    assert serving["inference", "gpufleet.dev/inference"]["nominalQuota"] == 52
-    assert serving["inference", "gpufleet.dev/inference"]["borrowingLimit"] == 20
+    assert serving["inference", "gpufleet.dev/inference"]["nominalQuota"] == "52"
+    assert serving["inference", "gpufleet.dev/inference"]["borrowingLimit"] == "20"
     science = quotas(load(compiled_example, f"{EAST}/_cluster/clusterqueue_data-science.yaml"))
-    assert science["general", "gpufleet.dev/general"]["borrowingLimit"] == 8
+    assert science["general", "gpufleet.dev/general"]["borrowingLimit"] == "8"
+
+
+def test_every_kueue_quantity_is_a_string_as_kueue_writes_it_back(
+    compiled_example: Compiled,
+) -> None:
+    """Kueue's controller rewrites a bare integer quantity as a string and takes the atomic
+    resourceGroups over: the next server-side apply of gpufleet's field manager conflicts."""
+    checked = 0
+    for path in compiled_example.tree:
+        if path.startswith(f"{EAST}/_cluster/") and ("clusterqueue_" in path or "cohort_" in path):
+            for (_, _), quota in quotas(load(compiled_example, path)).items():
+                for field in ("nominalQuota", "borrowingLimit"):
+                    if field in quota:
+                        assert isinstance(quota[field], str), (path, quota)
+                        checked += 1
+    assert checked > 20
 
 
 def test_nominal_quota_per_flavor_never_exceeds_solved_capacity(compiled_example: Compiled) -> None:
@@ -130,7 +146,8 @@ def test_cohort_holds_the_headroom_and_team_cohorts_hang_below_it(
     root = load(compiled_example, f"{EAST}/_cluster/cohort_prod-east.yaml")
     plan = {t.tier: t for t in compiled_example.plans[0].tiers}
     assert (
-        quotas(root)["general", "gpufleet.dev/general"]["nominalQuota"] == plan["general"].headroom
+        int(quotas(root)["general", "gpufleet.dev/general"]["nominalQuota"])
+        == plan["general"].headroom
     )
     assert "parentName" not in root["spec"]
     child = load(compiled_example, f"{EAST}/_cluster/cohort_research.yaml")
@@ -179,7 +196,14 @@ def test_configuration_fragment_maps_each_tier_and_is_not_synced(
     path = f"{EAST}/kueue-config/configuration.yaml"
     config = load(compiled_example, path)
     assert config["apiVersion"] == "config.kueue.x-k8s.io/v1beta2"
-    assert config["featureGates"] == {"DynamicResourceAllocation": True}
+    # Kueue 0.18 exits on its old DRA gate name, 0.19 has none: DRA accounting is on by default
+    assert "featureGates" not in config
+    # a GPU job without a queue label goes to its namespace's default queue, never around it
+    assert config["manageJobsWithoutQueueName"] is True
+    assert config["managedJobsNamespaceSelector"] == {
+        "matchLabels": {"app.kubernetes.io/managed-by": "gpufleet"},
+        "matchExpressions": [{"key": "gpufleet.dev/team", "operator": "Exists"}],
+    }
     assert {
         m["name"]: m["deviceClassNames"] for m in config["resources"]["deviceClassMappings"]
     } == {

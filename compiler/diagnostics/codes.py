@@ -214,7 +214,7 @@ CODES: dict[str, Code] = _codes(
         "kueue-prioritized-list",
         W,
         EXIT_OK,
-        "Kueue's DRA accounting does not admit claims with prioritized alternatives",
+        "in a Kueue cluster claim templates offer no fallbacks: Kueue admits no alternatives",
     ),
     Code(
         "GF603",

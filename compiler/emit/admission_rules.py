@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from compiler.cel.literal import cel_literal
 from compiler.cel.shapes import Shape
+from compiler.kueue_versions import NEWEST_KUEUE, kueue_release
 from compiler.versions import DRA_GROUP
 
 
@@ -50,7 +51,8 @@ rules name without a wildcard. A request at another version of the same resource
 matches (matchPolicy Equivalent converts it)."""
 
 POD_RULE: ResourceRule = ("", "v1", ("pods",))
-KUEUE_WORKLOAD_RULE: ResourceRule = ("kueue.x-k8s.io", "v1beta2", ("workloads",))
+_KUEUE_GROUP, _KUEUE_VERSION = kueue_release(NEWEST_KUEUE).api.split("/")
+KUEUE_WORKLOAD_RULE: ResourceRule = (_KUEUE_GROUP, _KUEUE_VERSION, ("workloads",))
 ANY_RULE: ResourceRule = ("*", "*", ("*",))
 """Every kind: only for a check that reads nothing but `metadata`, which every kind has."""
 

@@ -14,16 +14,16 @@ from __future__ import annotations
 from typing import Any
 
 from compiler.emit.kueue_quota import Group, cohort_groups, team_groups
-from compiler.emit.manifest import Manifest, provenance
+from compiler.emit.manifest import MANAGED_BY, Manifest, provenance
+from compiler.emit.namespaces import TEAM_LABEL
 from compiler.emit.waves import SKIP_DRY_RUN, WAVES
+from compiler.kueue_versions import kueue_release
 from compiler.model.policy import PriorityLadder, Team
 from compiler.quantity import format_bytes, format_decimal
 from compiler.resolve import ResolvedCluster
 from compiler.resolve.kueue import HOST_FLAVOR, root_cohort, team_cohort, tier_resource
 from compiler.solve import ClusterPlan
 
-KUEUE_API = "kueue.x-k8s.io/v1beta2"
-TEAM_LABEL = "gpufleet.dev/team"
 DEFAULT_QUEUE = "default"
 
 
@@ -31,11 +31,14 @@ def _annotations(origin: str, clause: str, kind: str) -> dict[str, str]:
     return {**provenance(origin, clause, WAVES[kind]), **SKIP_DRY_RUN}
 
 
-def _amount(resource: str, value: Any) -> str | int:
+def _amount(resource: str, value: Any) -> str:
+    """A quantity as Kueue's own round trip writes it: always a string. A bare integer would be
+    rewritten as a string by Kueue's controller, which then owns the atomic resourceGroups and
+    makes the next server-side apply of gpufleet's field manager conflict."""
     if resource == "memory":
         return format_bytes(value)
     if value.denominator == 1:
-        return int(value.numerator)
+        return str(value.numerator)
     return format_decimal(value)
 
 
@@ -89,6 +92,7 @@ def kueue_manifests(
     """Every Kueue object of the cluster (none when the cluster does not run Kueue)."""
     if not cluster.cluster.spec.kueue.enabled:
         return []
+    api = kueue_release(cluster.cluster.spec.kueue.version).api
     origin = cluster.cluster.source.origin
     name = cluster.name
     root = root_cohort(cluster)
@@ -97,7 +101,7 @@ def kueue_manifests(
             kind="ResourceFlavor",
             name=flavor,
             template="resourceflavor.yaml.j2",
-            values={"api_version": KUEUE_API},
+            values={"api_version": api},
             cluster=name,
             annotations=_annotations(source, clause, "ResourceFlavor"),
         )
@@ -112,7 +116,7 @@ def kueue_manifests(
             name=root,
             template="cohort.yaml.j2",
             values={
-                "api_version": KUEUE_API,
+                "api_version": api,
                 "parent": None,
                 "groups": render_groups(cohort_groups(cluster, plan)),
             },
@@ -128,7 +132,7 @@ def kueue_manifests(
                 kind="Cohort",
                 name=child,
                 template="cohort.yaml.j2",
-                values={"api_version": KUEUE_API, "parent": root, "groups": []},
+                values={"api_version": api, "parent": root, "groups": []},
                 cluster=name,
                 annotations=_annotations(first.source.origin, "cohort", "Cohort"),
             )
@@ -144,7 +148,7 @@ def kueue_manifests(
                 name=team.name,
                 template="clusterqueue.yaml.j2",
                 values={
-                    "api_version": KUEUE_API,
+                    "api_version": api,
                     "cohort": team_cohort(cluster, team),
                     "team_label": TEAM_LABEL,
                     "team": team.name,
@@ -161,7 +165,7 @@ def kueue_manifests(
                 kind="LocalQueue",
                 name=DEFAULT_QUEUE,
                 template="localqueue.yaml.j2",
-                values={"api_version": KUEUE_API, "cluster_queue": team.name},
+                values={"api_version": api, "cluster_queue": team.name},
                 cluster=name,
                 namespace=namespace,
                 labels=labels,
@@ -178,7 +182,7 @@ def kueue_manifests(
                 name=level.name,
                 template="workloadpriorityclass.yaml.j2",
                 values={
-                    "api_version": KUEUE_API,
+                    "api_version": api,
                     "value": level.value,
                     "description": level.description,
                 },
@@ -199,14 +203,19 @@ def kueue_config(cluster: ResolvedCluster) -> tuple[str, Manifest] | None:
     which other settings share and which Kueue reads only when it starts, so the platform team
     merges this fragment into its Kueue deployment (Helm values or the ConfigMap) and restarts.
     """
-    if not cluster.cluster.spec.kueue.enabled:
+    kueue = cluster.cluster.spec.kueue
+    if not kueue.enabled:
         return None
     manifest = Manifest(
         kind="Configuration",
         name="kueue-configuration",
         template="kueue_configuration.yaml.j2",
         values={
+            "api_version": kueue_release(kueue.version).configuration_api,
+            "version": f"v{kueue.version}",
             "cluster": cluster.name,
+            "managed_labels": MANAGED_BY,
+            "team_label": TEAM_LABEL,
             "mappings": [
                 {"name": tier_resource(t.name), "classes": [t.name]} for t in cluster.tiers
             ],

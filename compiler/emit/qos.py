@@ -17,6 +17,7 @@ from fractions import Fraction
 from typing import Any
 
 from compiler.emit.manifest import Manifest, provenance
+from compiler.emit.namespaces import TEAM_LABEL
 from compiler.emit.render import Block
 from compiler.emit.waves import WAVES
 from compiler.quantity import format_bytes, format_decimal
@@ -24,7 +25,6 @@ from compiler.resolve import Guarantee, ResolvedCluster
 from compiler.resolve.host import HostShare, fair_share, host_share
 from compiler.versions import Feature, target
 
-TEAM_LABEL = "gpufleet.dev/team"
 HOST_QUOTA = "gpufleet-host"
 LIMIT_RANGE = "gpufleet-defaults"
 KUBELET_DROPIN = "50-gpufleet.conf"

@@ -47,9 +47,11 @@ class Kubelet(Strict):
 
 
 class Kueue(Strict):
-    """Whether the cluster runs Kueue, and the cohort its ClusterQueues join."""
+    """Whether the cluster runs Kueue, which Kueue minor, and the cohort its queues join."""
 
     enabled: bool = False
+    version: Literal["0.18", "0.19"] = "0.19"
+    """The Kueue minor the cluster runs: the Configuration names only what that minor reads."""
     cohort: Name | None = None
     """Default: a cohort named after the cluster."""
 

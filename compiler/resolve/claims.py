@@ -11,7 +11,17 @@ from compiler.resolve.fleet import Guarantee, ResolvedCluster, tolerates
 
 
 def usable_fallbacks(cluster: ResolvedCluster, guarantee: Guarantee) -> tuple[list[str], list[str]]:
-    """The guarantee's tier's fallbacks split into (kept, dropped).
+    """The fallbacks the guarantee's claim templates offer as `firstAvailable` alternatives,
+    and those left out for want of quota (see quota_fallbacks). In a cluster that runs Kueue
+    none is offered: Kueue admits no workload whose claim has alternatives, so a template with
+    them would hold the team's jobs forever. The solver never counts on fallbacks, so each
+    guarantee still holds through its tier's own template (resolve warns, GF602)."""
+    kept, dropped = quota_fallbacks(cluster, guarantee)
+    return ([] if cluster.cluster.spec.kueue.enabled else kept), dropped
+
+
+def quota_fallbacks(cluster: ResolvedCluster, guarantee: Guarantee) -> tuple[list[str], list[str]]:
+    """The guarantee's tier's fallbacks split into (the namespace holds quota, does not).
 
     A fallback that selects no device in the cluster is left out silently (fleets differ);
     a claim with `firstAvailable` is charged by ResourceQuota against every alternative's

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from compiler.diagnostics import Diagnostic, Span
-from compiler.resolve.claims import cluster_tolerations, usable_fallbacks
+from compiler.resolve.claims import cluster_tolerations, quota_fallbacks, usable_fallbacks
 from compiler.resolve.fleet import ResolvedCluster
 from compiler.versions import (
     OBJECT_FEATURES,
@@ -181,10 +181,11 @@ def check_features(
 
 
 def check_fallback_quotas(cluster: ResolvedCluster, warnings: list[Diagnostic]) -> None:
-    """Warn where a team's templates leave a fallback out, and where Kueue cannot admit them."""
+    """Warn where a team's templates leave a fallback out: for want of quota, or because the
+    cluster runs Kueue, which admits no claim with alternatives (once per cluster)."""
     kueue_warned = False
     for guarantee in cluster.guarantees:
-        kept, dropped = usable_fallbacks(cluster, guarantee)
+        kept, dropped = quota_fallbacks(cluster, guarantee)
         for name in dropped:
             warnings.append(
                 Diagnostic(
@@ -202,13 +203,15 @@ def check_fallback_quotas(cluster: ResolvedCluster, warnings: list[Diagnostic]) 
             warnings.append(
                 Diagnostic(
                     "GF602",
-                    f"cluster {cluster.name} runs Kueue, whose DRA accounting charges each "
-                    "request to one DeviceClass mapping: workloads using the templates with "
-                    f"fallbacks ({guarantee.tier}, ...) are not admitted through Kueue",
+                    f"cluster {cluster.name} runs Kueue, which admits no workload whose claim "
+                    f"offers alternatives: the claim templates of tier {guarantee.tier!r} (and "
+                    f"any other tier with fallbacks) ask for their own tier only, without the "
+                    f"fallbacks ({', '.join(kept)}); jobs use each fallback tier through its "
+                    "own template",
                     cluster.tier(guarantee.tier).tier.source.span(("spec", "fallbacks")),
                     (
-                        "use the single-tier templates in Kueue-managed jobs, or drop the "
-                        "tier's fallbacks in clusters that run Kueue",
+                        "the guarantees hold without fallbacks; drop the tier's fallbacks to "
+                        "silence this, or run the cluster without Kueue to keep them",
                     ),
                 )
             )
