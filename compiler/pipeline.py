@@ -6,8 +6,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from compiler.catalog import load_catalog
-from compiler.diagnostics import Diagnostic
+from compiler.diagnostics import Diagnostic, fail
 from compiler.emit import build_tree
+from compiler.emit.kueue_quota import overcommitted
 from compiler.load import load_policies
 from compiler.model import build_policies
 from compiler.report import build_report
@@ -52,7 +53,22 @@ def check_policies(
         fleet = resolve(policies_model, load_catalog())
     with timings.stage("solve"):
         plans = tuple(solve_fleet(fleet, time_limit, previous))
+    check_kueue_promises(fleet, plans)
     return fleet, plans
+
+
+def check_kueue_promises(fleet: ResolvedFleet, plans: tuple[ClusterPlan, ...]) -> None:
+    """A self-check that outlives any refactor: Kueue's quotas never admit more devices than
+    the solved plan can give (GF001 if they would: a bug in gpufleet, not in the policy)."""
+    for cluster, plan in zip(fleet.clusters, plans, strict=True):
+        if cluster.cluster.spec.kueue.enabled and (found := overcommitted(cluster, plan)):
+            raise fail(
+                "GF001",
+                f"cluster {cluster.name}: the Kueue quotas gpufleet would write promise more than "
+                f"the plan gives ({'; '.join(found)})",
+                cluster.cluster.source.span(("spec", "kueue")),
+                "this is a gpufleet bug: please report it with the policies",
+            )
 
 
 def compile_policies(

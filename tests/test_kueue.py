@@ -3,6 +3,7 @@ and CEL rules (with structural defaults) on every object."""
 
 from __future__ import annotations
 
+import dataclasses
 from fractions import Fraction
 from typing import Any
 
@@ -10,7 +11,7 @@ import pytest
 import yaml
 
 from compiler.emit.kueue import preemption
-from compiler.emit.kueue_quota import cohort_groups, team_groups
+from compiler.emit.kueue_quota import cohort_groups, overcommitted, team_groups
 from compiler.pipeline import Compiled
 from compiler.quantity import parse_quantity
 from compiler.resolve.kueue import HOST_FLAVOR
@@ -212,3 +213,38 @@ def test_configuration_fragment_maps_each_tier_and_is_not_synced(
     }
     listed = load(compiled_example, f"{EAST}/kustomization.yaml")["resources"]
     assert not any(r.startswith(("kueue-config/", "node-config/")) for r in listed)
+
+
+def test_the_self_check_catches_quotas_beyond_usable_devices(compiled_example: Compiled) -> None:
+    east = compiled_example.fleet.clusters[0]
+    plan = compiled_example.plans[0]
+    assert overcommitted(east, plan) == []
+    # the same quotas against a plan where 13 inference devices are idle (tainted for all)
+    shrunk = dataclasses.replace(
+        plan,
+        tiers=tuple(
+            dataclasses.replace(t, idle=t.idle + 13) if t.tier == "inference" else t
+            for t in plan.tiers
+        ),
+    )
+    (problem,) = overcommitted(east, shrunk)
+    assert problem == "tiers inference: nominal quotas add up to 64 devices, 51 usable"
+
+
+def test_the_cohort_lends_only_untainted_devices_no_guarantee_needs(
+    compiled_example: Compiled,
+) -> None:
+    """prod-east's burn-in node h100-15 serves only ml-research: it is whole (its slices would
+    serve nobody), its GPUs are not lent, and inference counts no slice of it."""
+    root = load(compiled_example, f"{EAST}/_cluster/cohort_prod-east.yaml")
+    tiers = {t.tier: t for t in compiled_example.plans[0].tiers}
+    lent = {
+        flavor: int(q["nominalQuota"])
+        for (flavor, _), q in quotas(root).items()
+        if flavor != HOST_FLAVOR
+    }
+    assert lent["inference"] == tiers["inference"].usable - tiers["inference"].guaranteed == 12
+    assert tiers["training"].tainted == 8
+    assert lent["training"] == tiers["training"].clean - (64 - 8)
+    labels = compiled_example.tree[f"{EAST}/node-config/nodelabels_mig-config.yaml"]
+    assert "prod-east-h100-15: all-disabled" in labels

@@ -40,7 +40,7 @@ def test_a_guarantee_change_from_check_to_diff_to_compile(
     ]
     assert diff.startswith("# prod-east: 3 changed\n# prod-west: 1 changed\n# fleet: 1 changed\n")
     assert '-              nominalQuota: "64"\n-              borrowingLimit: "32"\n' in diff
-    assert '-      "guaranteed": 64,\n-      "headroom": 56,\n+      "guaranteed": 56,\n' in diff
+    assert '-      "guaranteed": 64,\n-      "headroom": 64,\n+      "guaranteed": 56,\n' in diff
     assert '-      "b200/gpu": 64\n+      "b200/gpu": 56\n' in diff
     assert "-| ml-research | training (10000), batch (100) | prod-east | ml-research" in diff
 

@@ -238,3 +238,54 @@ def test_a_compile_never_imports_pandas() -> None:
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+BURN_IN = (
+    fleets.HEADER
+    + """kind: DeviceTaint
+metadata: {name: burn-in}
+spec: {cluster: c1, pool: h100, node: 1, key: example.com/burn-in}
+"""
+)
+
+
+def test_a_tainted_node_is_not_kept_partitioned_for_nobody(write_policies: PolicyWriter) -> None:
+    """Plan stability keeps MIG layouts, but never on a node whose taint only teams that use no
+    MIG device there tolerate: its slices would be capacity nobody can be given."""
+    root = write_policies(
+        {
+            "cluster.yaml": fleets.cluster(pools=f"\n    - {H100}, mig: allowed}}\n"),
+            "any.yaml": TIERS["any.yaml"],
+            "slice.yaml": TIERS["slice.yaml"],
+            "taint.yaml": BURN_IN,
+            "s.yaml": fleets.team("s", "[{tier: slice, guaranteed: 4}]"),
+            "w.yaml": fleets.team(
+                "w",
+                "[{tier: any, guaranteed: 4}]",
+                "  tolerations: [{key: example.com/burn-in, operator: Exists}]\n",
+            ),
+        }
+    )
+    fleet = resolve(build_policies(load_policies(root)), load_catalog())
+    partitioned = ClusterPlan.from_json(
+        '{"cluster": "c1", "nodeConfigs": {"h100": [["all-2x3g.40gb", 2]]}}'
+    )
+    (plan,) = solve_fleet(fleet, previous={"c1": partitioned})
+    assert plan.labels("h100") == ["all-2x3g.40gb", "all-disabled"]
+    tiers = {t.tier: t for t in plan.tiers}
+    # the slices of node 0 are untainted; node 1's 8 whole GPUs serve w, who tolerates them
+    assert (tiers["slice"].capacity, tiers["slice"].tainted, tiers["slice"].usable) == (16, 0, 16)
+    anything = tiers["any"]
+    assert (anything.capacity, anything.tainted, anything.usable) == (8, 8, 8)
+    # w's guarantee takes the tainted GPUs first: nothing untainted is promised, none to lend
+    assert (anything.clean_promised, anything.borrowable) == (0, 0)
+
+
+def test_devices_no_holder_tolerates_are_not_usable(write_policies: PolicyWriter) -> None:
+    (plan,) = solve(
+        write_policies, {"a": "[{tier: any, guaranteed: 4, limit: 10}]"}, extra={"b.yaml": BURN_IN}
+    )
+    anything = next(t for t in plan.tiers if t.tier == "any")
+    # h100 node 1 (8 GPUs) is tainted and team a does not tolerate it
+    assert (anything.capacity, anything.tainted, anything.usable) == (24, 8, 16)
+    assert (anything.headroom, anything.borrowable) == (12, 12)

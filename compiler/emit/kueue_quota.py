@@ -103,15 +103,17 @@ def headroom_owners(cluster: ResolvedCluster) -> dict[str, list[str]]:
 
 
 def cohort_groups(cluster: ResolvedCluster, plan: ClusterPlan) -> list[Group]:
-    """The root cohort's resource groups: the solved headroom of each tier, and the host
-    resources no queue's nominal quota claims."""
+    """The root cohort's resource groups: each tier's untainted devices no guarantee needs
+    (solve.usable: a borrower may not tolerate a taint), and the host resources no queue's
+    nominal quota claims."""
     owners = headroom_owners(cluster)
     solved = {t.tier: t for t in plan.tiers}
     groups = []
     for tier in cluster.tiers:
         members = owners.get(tier.name, [])
-        promised = sum(solved[m].guaranteed for m in members)
-        headroom = max(0, solved[tier.name].capacity - promised) if members else 0
+        # only untainted devices are lent: a borrower may not tolerate a taint
+        promised = sum(solved[m].clean_promised for m in members)
+        headroom = max(0, solved[tier.name].clean - promised) if members else 0
         groups.append(Group(tier.name, (Quota(tier_resource(tier.name), Fraction(headroom)),)))
     kubelet = cluster.cluster.spec.kubelet
     total = ZERO
@@ -127,3 +129,28 @@ def cohort_groups(cluster: ResolvedCluster, plan: ClusterPlan) -> list[Group]:
     )
     groups.append(_host_group(left, None))
     return groups
+
+
+def overcommitted(cluster: ResolvedCluster, plan: ClusterPlan) -> list[str]:
+    """Where the Kueue quotas could admit more devices than the plan can give: per tier (or per
+    group of tiers that share devices), the ClusterQueues' and the cohort's nominal quotas
+    added up against the usable devices. Empty when Kueue's promise is the solver's."""
+    solved = {t.tier: t for t in plan.tiers}
+    nominal: dict[str, Fraction] = {}
+    groups = [g for team in cluster.teams for g in team_groups(cluster, team)]
+    for group in [*groups, *cohort_groups(cluster, plan)]:
+        if group.flavor != HOST_FLAVOR:
+            nominal[group.flavor] = nominal.get(group.flavor, Fraction(0)) + group.quotas[0].nominal
+    shared = headroom_owners(cluster)
+    members = {m for tiers in shared.values() for m in tiers}
+    checks = [(owner, tiers) for owner, tiers in shared.items()]
+    checks += [(t.name, [t.name]) for t in cluster.tiers if t.name not in members]
+    found = []
+    for owner, tiers in sorted(checks):
+        total = sum((nominal.get(t, Fraction(0)) for t in tiers), Fraction(0))
+        if total > solved[owner].usable:
+            found.append(
+                f"tiers {', '.join(tiers)}: nominal quotas add up to {total} devices, "
+                f"{solved[owner].usable} usable"
+            )
+    return found

@@ -52,14 +52,17 @@ def _configs(configs: Mapping[str, int]) -> str:
 def _tier_rows(plan: ClusterPlan) -> list[list[object]]:
     rows: list[list[object]] = []
     for tier in sorted(plan.tiers, key=lambda t: t.tier):
-        limit = f"{tier.limit} (over capacity)" if tier.limit > tier.capacity else tier.limit
+        limit = f"{tier.limit} (over capacity)" if tier.limit > tier.usable else tier.limit
         rows.append(
             [
                 tier.tier,
                 tier.capacity,
+                tier.tainted,
+                tier.usable,
                 tier.guaranteed,
                 limit,
-                f"{tier.headroom} ({percent(tier.headroom, tier.capacity)})",
+                f"{tier.headroom} ({percent(tier.headroom, tier.usable)})",
+                tier.borrowable,
                 tier.limit - tier.guaranteed,
             ]
         )
@@ -70,8 +73,18 @@ def _cluster_section(
     cluster: ResolvedCluster, plan: ClusterPlan, drains: list[MigChange] | None
 ) -> list[str]:
     lines = [f"## Cluster {cluster.name}", ""]
-    header = ["Tier", "Capacity", "Guaranteed", "Limit", "Headroom", "Borrowing"]
-    lines += [*table(header, _tier_rows(plan), (1, 2, 3, 4, 5)), ""]
+    header = [
+        "Tier",
+        "Raw",
+        "Tainted",
+        "Usable",
+        "Guaranteed",
+        "Limit",
+        "Headroom",
+        "Borrowable",
+        "Borrowing",
+    ]
+    lines += [*table(header, _tier_rows(plan), (1, 2, 3, 4, 5, 6, 7, 8)), ""]
     per_node = gpus_per_node(cluster)
     pools = [
         [pool, per_node.get(pool, "-"), sum(configs.values()), _configs(configs)]
@@ -173,8 +186,11 @@ def build_report(
         f"{_count(len(fleet.clusters), 'cluster')}, {_count(guarantees, 'guarantee')}: "
         "every guarantee fits.",
         "",
-        "Per tier, headroom is capacity nobody is guaranteed; borrowing is what teams may use "
-        "above their guarantees (limit - guaranteed), served from the headroom when it is free.",
+        "Per tier: raw devices its selector reaches; tainted, those with a blocking device "
+        "taint; usable, those some team holding the tier tolerates; headroom, usable devices "
+        "nobody is guaranteed; borrowable, untainted devices no guarantee needs (what the Kueue "
+        "cohort lends, to anyone); borrowing, what teams may use above their guarantees "
+        "(limit - guaranteed).",
         "",
     ]
     drains: dict[str, list[MigChange]] | None = None

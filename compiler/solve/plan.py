@@ -13,19 +13,38 @@ Runs = list[tuple[str, int]]
 
 @dataclass(frozen=True)
 class TierCapacity:
-    """Devices a tier's selector reaches in the plan, how many are promised, and how many
-    carry a blocking taint (usable only by teams that tolerate it)."""
+    """Devices a tier's selector reaches in the plan (raw capacity), how many are promised, how
+    many carry a blocking taint (usable only by teams that tolerate it), how many of those no
+    holder of the tier tolerates (idle), and how many untainted devices the guarantees need
+    (solve.usable)."""
 
     tier: str
     capacity: int
     guaranteed: int
     limit: int
     tainted: int = 0
+    idle: int = 0
+    clean_promised: int = 0
 
     @property
     def headroom(self) -> int:
-        """Devices of the tier not promised to anyone."""
-        return self.capacity - self.guaranteed
+        """Usable devices of the tier not promised to anyone."""
+        return self.usable - self.guaranteed
+
+    @property
+    def usable(self) -> int:
+        """Devices some holder of the tier can be given."""
+        return self.capacity - self.idle
+
+    @property
+    def clean(self) -> int:
+        """Devices without a blocking taint: anyone may be lent them."""
+        return self.capacity - self.tainted
+
+    @property
+    def borrowable(self) -> int:
+        """Untainted devices no guarantee of the tier needs: what it can lend to anyone."""
+        return max(0, self.clean - self.clean_promised)
 
 
 @dataclass(frozen=True)
@@ -86,6 +105,8 @@ class ClusterPlan:
                     "limit": t.limit,
                     "headroom": t.headroom,
                     "tainted": t.tainted,
+                    "usable": t.usable,
+                    "untaintedPromised": t.clean_promised,
                 }
                 for t in self.tiers
             },
@@ -127,6 +148,8 @@ class ClusterPlan:
                     int(v["guaranteed"]),
                     int(v["limit"]),
                     int(v.get("tainted", 0)),
+                    int(v["capacity"]) - int(v.get("usable", v["capacity"])),
+                    int(v.get("untaintedPromised", v["guaranteed"])),
                 )
                 for t, v in sorted(document.get("tiers", {}).items())
             ),

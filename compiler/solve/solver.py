@@ -30,6 +30,7 @@ from compiler.solve.runner import (
     check_status,
     timeout_error,
 )
+from compiler.solve.usable import Piece, idle_partitions, pieces, tier_use
 
 DEFAULT_TIME_LIMIT = 20.0
 """Seconds per cluster; generous, since real fleets solve in milliseconds."""
@@ -71,6 +72,10 @@ def _solve_cluster(
     built = build_checked(cluster)
     for literal in built.enabled.values():
         built.model.add(literal == 1)
+    idle = sum(built.config_nodes(group, config) for group, config in idle_partitions(built))
+    if not isinstance(idle, int):  # tainted nodes partitioned for nobody: first, make them none
+        solver = _optimise(built, idle, deadline, cluster, minimise=True)
+        built.model.add(idle == int(solver.objective_value))
     if any(len(configs) > 1 for configs in built.configs.values()):  # else nothing can change
         changes = _changes(built, previous)
         solver = _optimise(built, changes, deadline, cluster, minimise=True)
@@ -155,8 +160,7 @@ def extract_plan(
     cluster = built.cluster
     labels: dict[str, dict[int, str]] = {p.pool.name: {} for p in cluster.pools}
     mig_configs: dict[str, MigConfig] = {}
-    offered: Counter[tuple[str, str]] = Counter()
-    tainted: Counter[tuple[str, str]] = Counter()
+    found: list[Piece] = []
     for group in built.groups:
         pool = group.pool.pool.name
         counts: dict[str, int] = {}
@@ -166,12 +170,7 @@ def extract_plan(
                 continue
             counts[config.label] = nodes
             mig_configs[config.label] = MigConfig(config.label, config.per_gpu())
-            for device, per_node in config.devices.items():
-                offered[pool, device] += nodes * per_node
-                if group.node_taints:
-                    tainted[pool, device] += nodes * per_node
-            if device_tainted := sum(1 for t in group.device_taints if t):
-                tainted[pool, "gpu"] += nodes * min(device_tainted, config.whole_gpus)
+            found.extend(pieces(group, config, nodes))
         labels[pool].update(_assign_nodes(group.nodes, counts, pool, previous))
     node_configs = {
         pool: run_length([by_index[i] for i in sorted(by_index)])
@@ -194,14 +193,16 @@ def extract_plan(
     tiers = []
     for tier in cluster.tiers:
         mine = [g for g in cluster.guarantees if g.tier == tier.name]
-        slots = [(k.pool, k.profile_name or "gpu") for k in tier.kinds]
+        use = tier_use(cluster, tier.name, found)
         tiers.append(
             TierCapacity(
                 tier.name,
-                sum(offered[s] for s in slots),
+                use.capacity,
                 sum(g.count for g in mine),
                 sum(g.limit for g in mine),
-                sum(tainted[s] for s in slots),
+                use.tainted,
+                use.idle,
+                use.clean_promised,
             )
         )
     return ClusterPlan(

@@ -1,0 +1,98 @@
+"""Which devices of a solved plan each tier's holders can actually be given.
+
+A device with a blocking taint serves only teams that tolerate every taint on it. The plan
+counts, per tier, the devices its selector reaches (capacity), those carrying a taint, those
+no holder of the tier tolerates (idle: counted nowhere as usable), and how many untainted
+devices the tier's guarantees need, with tolerating holders served from the tainted devices
+first. The Kueue cohort lends only untainted devices that no guarantee needs, so a borrower
+never gets a device it cannot use; and the solver leaves no tainted node partitioned into MIG
+devices that no one who tolerates it can use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from compiler.resolve import ResolvedCluster
+from compiler.solve.groups import NodeGroup
+from compiler.solve.model import ClusterModel, tolerated
+from compiler.solve.shapes import NodeConfig
+
+
+@dataclass(frozen=True)
+class Piece:
+    """Some devices of one kind in a plan that carry the same taints."""
+
+    pool: str
+    device: str
+    """`gpu` or a MIG profile name."""
+    count: int
+    taints: frozenset[str]
+
+
+def pieces(group: NodeGroup, config: NodeConfig, nodes: int) -> Iterator[Piece]:
+    """The devices `nodes` nodes of a group offer in one configuration, by taints."""
+    pool = group.pool.pool.name
+    for device, per_node in config.devices.items():
+        count = nodes * per_node
+        if device == "gpu":
+            for taints in group.device_taints:
+                if taints:  # a GPU with its own taint stays whole (NodeGroup.allows_mig)
+                    count -= nodes
+                    yield Piece(pool, device, nodes, group.node_taints | taints)
+        yield Piece(pool, device, count, group.node_taints)
+
+
+@dataclass(frozen=True)
+class TierUse:
+    """What a tier's holders can use of the devices its selector reaches."""
+
+    capacity: int
+    tainted: int
+    idle: int
+    """Tainted devices that no holder of the tier tolerates."""
+    clean_promised: int
+    """Untainted devices the tier's guarantees need (tolerating holders take tainted first)."""
+
+
+def tier_use(cluster: ResolvedCluster, tier: str, found: list[Piece]) -> TierUse:
+    """How the devices `found` in a plan serve `tier`."""
+    slots = {(k.pool, k.profile_name or "gpu") for k in cluster.tier(tier).kinds}
+    holders = [g for g in cluster.guarantees if g.tier == tier]
+    mine = [p for p in found if (p.pool, p.device) in slots and p.count]
+    tainted = [p for p in mine if p.taints]
+    every_taint = frozenset().union(*(p.taints for p in tainted))
+    usable_tainted = sum(
+        p.count for p in tainted if any(p.taints <= tolerated(cluster, g) for g in holders)
+    )
+    tolerant = sum(g.count for g in holders if every_taint <= tolerated(cluster, g))
+    guaranteed = sum(g.count for g in holders)
+    return TierUse(
+        capacity=sum(p.count for p in mine),
+        tainted=sum(p.count for p in tainted),
+        idle=sum(p.count for p in tainted) - usable_tainted,
+        clean_promised=guaranteed - min(usable_tainted, tolerant),
+    )
+
+
+def idle_partitions(built: ClusterModel) -> list[tuple[str, int]]:
+    """(group, configuration) pairs that partition tainted nodes into MIG devices no one who
+    tolerates the node's taints can use: nodes there serve nobody."""
+    cluster = built.cluster
+    idle = []
+    for group in built.groups:
+        if not group.node_taints:
+            continue
+        pool = group.pool.pool.name
+        users = {
+            (kind.pool, kind.profile_name)
+            for g in cluster.guarantees
+            if group.node_taints <= tolerated(cluster, g)
+            for kind in cluster.tier(g.tier).kinds
+        }
+        for index, config in enumerate(built.configs[group.key]):
+            profiles = [d for d in config.devices if d != "gpu"]
+            if profiles and not any((pool, d) in users for d in profiles):
+                idle.append((group.key, index))
+    return idle
