@@ -17,9 +17,15 @@ As a library (``scripts/`` on sys.path), e.g. a pytest session fixture::
                                context=cluster.team_context("data-science"), check=False
                                ).stdout.strip() == "no"
 
+A real Kueue manager next to it (see kubelocal/kueue.py)::
+
+    with kubelocal.kueue.running(cp, version="0.19", configuration=path) as manager:
+        ...  # manager.version, manager.log
+
 See ``scripts/kube-local --help`` for the command line.
 """
 
+from kubelocal import kueue
 from kubelocal.build import ensure_built
 from kubelocal.client import ApiClient
 from kubelocal.config import Team
@@ -35,6 +41,7 @@ __all__ = [
     "Release",
     "Team",
     "ensure_built",
+    "kueue",
     "resolve",
     "running",
     "start",

@@ -70,7 +70,7 @@ def ensure_built(release: Release) -> dict[str, Path]:
     if missing(release):
         directory = release_dir(release)
         directory.mkdir(parents=True, exist_ok=True)
-        with _locked(directory / ".lock", release):
+        with locked(directory / ".lock", f"Kubernetes {release.version}"):
             todo = missing(release)
             if todo:
                 _build(release, directory, todo)
@@ -78,12 +78,14 @@ def ensure_built(release: Release) -> dict[str, Path]:
 
 
 @contextlib.contextmanager
-def _locked(path: Path, release: Release) -> Iterator[None]:
+def locked(path: Path, what: str) -> Iterator[None]:
+    """Hold an exclusive lock on ``path`` for a build of ``what``, waiting (and saying so) while
+    another process holds it."""
     with path.open("a") as handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            say(f"waiting for another build of {release.version} to finish (lock {path})")
+            say(f"waiting for another build of {what} to finish (lock {path})")
             fcntl.flock(handle, fcntl.LOCK_EX)
         try:
             yield
@@ -118,12 +120,13 @@ def _go_env_value(env: dict[str, str], name: str) -> str:
 
 
 def check_go(env: dict[str, str]) -> str:
-    """The Go version (``go1.26.8``); KubeLocalError unless it is Go 1.26.x."""
+    """The Go version (``go1.26.8``); KubeLocalError unless it is Go 1.26.x (every kube-local
+    build, Kubernetes' and Kueue's, uses the same Go)."""
     version = _go_env_value(env, "GOVERSION")
     if not re.match(rf"^go{re.escape(GO_MINOR)}(\.|rc|$)", version):
         raise KubeLocalError(
-            f"Go {GO_MINOR}.x is required to build Kubernetes, found {version}: Go 1.27 builds"
-            " serve a broken /openapi/v2 (kubectl cannot validate or apply); other Go"
+            f"Go {GO_MINOR}.x is required, found {version}: a Kubernetes built with Go 1.27"
+            " serves a broken /openapi/v2 (kubectl cannot validate or apply); other Go"
             " versions are untested"
         )
     return version
@@ -140,7 +143,7 @@ def _build(release: Release, directory: Path, components: Sequence[str]) -> None
     say(f"downloading modules for {release.version} (log: {log})")
     (src / "go.mod").write_text(_go_mod(release, []))
     (src / "go.sum").unlink(missing_ok=True)
-    info = _run_go(
+    info = run_go(
         ["go", "mod", "download", "-json", f"k8s.io/kubernetes@{release.version}"],
         src,
         env,
@@ -151,12 +154,12 @@ def _build(release: Release, directory: Path, components: Sequence[str]) -> None
     staging = _staging_modules(info, release, log)
     (src / "go.mod").write_text(_go_mod(release, staging))
     (src / "tools.go").write_text(_tools_go())
-    _run_go(["go", "mod", "tidy"], src, env, log, f"resolving modules for {release.version}")
+    run_go(["go", "mod", "tidy"], src, env, log, f"resolving modules for {release.version}")
     say(f"building {', '.join(components)} {release.version} (first build takes ~8 min on 2 cores)")
     tmp = Path(tempfile.mkdtemp(prefix=".build-", dir=directory))
     try:
         started = time.monotonic()
-        _run_go(
+        run_go(
             [
                 "go",
                 "build",
@@ -178,7 +181,7 @@ def _build(release: Release, directory: Path, components: Sequence[str]) -> None
         for component in components:
             built = tmp / component
             if not built.is_file():
-                raise _failure(f"go build left no {component}", log)
+                raise failure(f"go build left no {component}", log)
             os.replace(built, bin_dir / component)
         say(f"built {release.version} in {duration(time.monotonic() - started)}: {bin_dir}")
     finally:
@@ -221,16 +224,16 @@ def _staging_modules(info: str, release: Release, log: Path) -> list[str]:
     try:
         go_mod = Path(json.loads(info)["GoMod"])
     except (ValueError, KeyError, TypeError):
-        raise _failure(f"`go mod download` gave no go.mod for {release.version}", log) from None
+        raise failure(f"`go mod download` gave no go.mod for {release.version}", log) from None
     modules = [
         m.group(1) for line in go_mod.read_text().splitlines() if (m := _STAGING.match(line))
     ]
     if not modules:
-        raise _failure(f"{go_mod} names no ./staging/src modules", log)
+        raise failure(f"{go_mod} names no ./staging/src modules", log)
     return modules
 
 
-def _run_go(
+def run_go(
     argv: list[str],
     cwd: Path,
     env: dict[str, str],
@@ -297,14 +300,15 @@ def _run_go(
             for thread in threads:
                 thread.join(timeout=5)
     if process.returncode != 0:
-        raise _failure(f"`{' '.join(argv[:3])}` failed (exit {process.returncode})", log)
+        raise failure(f"`{' '.join(argv[:3])}` failed (exit {process.returncode})", log)
     return "".join(captured)
 
 
 _REFUSED = re.compile(r"(\S+@v[\w.\-+]+): reading \S+: 403 Forbidden")
 
 
-def _failure(what: str, log: Path) -> KubeLocalError:
+def failure(what: str, log: Path) -> KubeLocalError:
+    """A build error naming ``log`` and quoting its tail, and any module the proxy refused."""
     text = log.read_text(errors="replace") if log.exists() else ""
     lines = text.splitlines()[-30:]
     tail = "\n".join(f"    {line}" for line in lines)

@@ -15,10 +15,19 @@
       Each component's pid, whether it runs, its memory, its log.
   scripts/kube-local build --version 1.36
       Only build (or find cached) the binaries and print their paths.
+  scripts/kube-local kueue --kubeconfig PATH --version 0.19 [--config FILE]
+      Start the real Kueue manager of that release against the control plane of PATH, in the
+      background, with the Configuration FILE (read once, at start; default: an empty one). Its
+      CRDs, RBAC and webhooks are installed from the release, the webhooks served on 127.0.0.1.
+      Run it again to restart Kueue (e.g. with a changed FILE); `down` stops it with the rest.
+  scripts/kube-local kueue-build --version 0.19
+      Only build (or find cached) the Kueue manager and print its path.
 
 Versions: 1.32 to 1.37 (the newest known patch, see kubelocal/releases.py) or an exact X.Y.Z.
 Binaries are cached in ${GPUFLEET_CACHE:-~/.cache/gpufleet}/kube/X.Y.Z/bin/; the first build of a
 release takes 5-10 minutes on 2 cores and needs Go 1.26.x and the Go module proxy.
+Kueue versions: 0.18 and 0.19 (see kubelocal/kueue_build.py), cached in .../kueue/X.Y.Z/bin/kueue;
+the first build takes about 5 minutes.
 """
 
 from __future__ import annotations
@@ -29,7 +38,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from kubelocal import build, control_plane
+from kubelocal import build, control_plane, kueue, kueue_build
 from kubelocal.config import ADMIN_CONTEXT
 from kubelocal.errors import KubeLocalError
 from kubelocal.progress import duration, say
@@ -62,6 +71,12 @@ def _parser() -> argparse.ArgumentParser:
     status.add_argument("--kubeconfig", required=True, type=Path)
     only_build = commands.add_parser("build", help="only build (or find cached) the binaries")
     only_build.add_argument("--version", required=True)
+    kueue_parser = commands.add_parser("kueue", help="start (or restart) Kueue in the background")
+    kueue_parser.add_argument("--kubeconfig", required=True, type=Path)
+    kueue_parser.add_argument("--version", required=True, help="Kueue version: 0.19 or 0.19.2")
+    kueue_parser.add_argument("--config", type=Path, help="Kueue Configuration file")
+    kueue_build_parser = commands.add_parser("kueue-build", help="only build the Kueue manager")
+    kueue_build_parser.add_argument("--version", required=True)
     return parser
 
 
@@ -75,6 +90,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _down(args.kubeconfig)
         if args.command == "status":
             return _status(args.kubeconfig)
+        if args.command == "kueue":
+            return _kueue(args)
+        if args.command == "kueue-build":
+            print(kueue_build.ensure_built(kueue_build.resolve(args.version)))
+            return 0
         for component, path in build.ensure_built(resolve(args.version)).items():
             print(f"{component}\t{path}")
         return 0
@@ -139,6 +159,25 @@ def _down(kubeconfig: Path) -> int:
     return 0
 
 
+def _kueue(args: argparse.Namespace) -> int:
+    kubeconfig: Path = args.kubeconfig.absolute()
+    plane = control_plane.attach(control_plane.state_dir_for(kubeconfig))
+    started = time.monotonic()
+    manager = kueue.start(plane, args.version, args.config, die_with_parent=False, restart=True)
+    phases = ", ".join(f"{name} {sec:.1f}s" for name, sec in manager.startup_seconds.items())
+    ports = ", ".join(f"{name} {port}" for name, port in manager.ports.items())
+    print(
+        f"kube-local: Kueue {manager.version} is up for {kubeconfig}"
+        f" in {duration(time.monotonic() - started)} ({phases})\n"
+        f"  acting as:     {manager.user}\n"
+        f"  configuration: {manager.configuration}\n"
+        f"  ports:         {ports} (127.0.0.1)\n"
+        f"  log:           {manager.log}\n"
+        f"  stop:          scripts/kube-local down --kubeconfig {kubeconfig} (stops everything)"
+    )
+    return 0
+
+
 def _status(kubeconfig: Path) -> int:
     state_dir = control_plane.state_dir_for(kubeconfig.absolute())
     state = control_plane.read_state(state_dir)
@@ -146,6 +185,8 @@ def _status(kubeconfig: Path) -> int:
         print(f"no kube-local control plane for {kubeconfig}")
         return 1
     print(f"Kubernetes {state.get('version')} at {state.get('server')}")
+    if kueue.NAME in state:
+        print(f"Kueue {state[kueue.NAME].get('version')}")
     rows = control_plane.status(state_dir)
     for record, alive, rss in rows:
         memory = f"{rss / 2**20:.0f} MiB" if rss is not None else "-"

@@ -29,7 +29,7 @@ from kubelocal.config import (
 from kubelocal.errors import KubeLocalError
 from kubelocal.pki import Identity, make_pki
 from kubelocal.processes import ProcessRecord
-from kubelocal.progress import say
+from kubelocal.progress import Laps, say
 from kubelocal.releases import resolve
 
 STATE_FILE = "state.json"
@@ -137,7 +137,7 @@ class _Startup:
         return record
 
 
-def _wait(
+def wait_for(
     started: Sequence[ProcessRecord], what: str, timeout: float, probe: Callable[[], str | None]
 ) -> None:
     """Poll ``probe`` (None = ready, else the latest status) until ready, ``timeout`` passes or a
@@ -168,7 +168,8 @@ def _wait(
         delay = min(delay * 1.5, 0.5)
 
 
-def _expect(status_body: tuple[int, str], ok: Callable[[int, str], bool]) -> str | None:
+def expect(status_body: tuple[int, str], ok: Callable[[int, str], bool]) -> str | None:
+    """A wait_for probe's answer: None if ``ok(status, body)``, else ``HTTP <status>: <body>``."""
     status, body = status_body
     return None if ok(status, body) else f"HTTP {status}: {body}"
 
@@ -213,18 +214,10 @@ def start(
     runtime = merge_flag(release.runtime_config, parse_runtime_config(runtime_config))
     kubeconfig_path = kubeconfig_path.absolute()
     state_dir = state_dir.absolute()
-    timings: dict[str, float] = {}
-    clock = time.monotonic()
-
-    def lap(phase: str) -> None:
-        nonlocal clock
-        now = time.monotonic()
-        timings[phase] = round(now - clock, 2)
-        clock = now
-
+    laps = Laps()
     binaries = build.ensure_built(release)
     etcd_binary = etcd.binary()
-    lap("build")
+    laps.lap("build")
     _prepare(state_dir)
     startup = _Startup(state_dir, {"version": release.version}, die_with_parent)
     identities = [
@@ -233,7 +226,7 @@ def start(
         *(Identity(_team_stem(team), team.user, team.group) for team in team_list),
     ]
     pki = make_pki(state_dir / "pki", identities)
-    lap("pki")
+    laps.lap("pki")
     etcd_port, peer_port, api_port, kcm_port = processes.free_ports(4)
     server = f"https://127.0.0.1:{api_port}"
     kubeconfig.write(
@@ -282,16 +275,16 @@ def start(
         startup.spawn(
             "etcd", etcd.arguments(etcd_binary, state_dir / "etcd-data", etcd_port, peer_port)
         )
-        _wait(
+        wait_for(
             startup.records,
             "healthy /health",
             ETCD_TIMEOUT,
-            lambda: _expect(
+            lambda: expect(
                 http_get(f"http://127.0.0.1:{etcd_port}/health"),
                 lambda status, body: status == 200 and '"health":"true"' in body.replace(" ", ""),
             ),
         )
-        lap("etcd")
+        laps.lap("etcd")
         startup.spawn(
             "kube-apiserver",
             components.apiserver_arguments(
@@ -303,13 +296,13 @@ def start(
                 runtime_config=runtime,
             ),
         )
-        _wait(
+        wait_for(
             startup.records,
             "ready /readyz",
             APISERVER_TIMEOUT,
-            lambda: _expect(admin.get("/readyz"), lambda status, _: status == 200),
+            lambda: expect(admin.get("/readyz"), lambda status, _: status == 200),
         )
-        lap("kube-apiserver")
+        laps.lap("kube-apiserver")
         startup.spawn(
             "kube-controller-manager",
             components.controller_manager_arguments(
@@ -321,16 +314,16 @@ def start(
                 feature_gates=gates,
             ),
         )
-        _wait(
+        wait_for(
             startup.records,
             "ServiceAccount default/default",
             CONTROLLER_MANAGER_TIMEOUT,
-            lambda: _expect(
+            lambda: expect(
                 admin.get("/api/v1/namespaces/default/serviceaccounts/default"),
                 lambda status, _: status == 200,
             ),
         )
-        lap("kube-controller-manager")
+        laps.lap("kube-controller-manager")
     except BaseException:
         _stop_records(startup.records)
         raise
@@ -341,7 +334,7 @@ def start(
         server=server,
         teams=team_list,
         logs={record.name: record.log for record in startup.records},
-        startup_seconds=timings,
+        startup_seconds=laps.seconds,
         kubectl_binary=binaries["kubectl"],
     )
 
@@ -372,6 +365,37 @@ def read_state(state_dir: Path) -> dict[str, Any] | None:
     except FileNotFoundError:
         return None
     return state
+
+
+def update_state(state_dir: Path, change: Callable[[dict[str, Any]], None]) -> None:
+    """Apply ``change`` to state.json in place (atomically replaced), e.g. to record a process
+    started next to the control plane (Kueue) so that ``stop`` ends it too."""
+    state = read_state(state_dir)
+    if state is None:
+        raise KubeLocalError(f"no kube-local control plane in {state_dir}")
+    change(state)
+    tmp = state_dir / (STATE_FILE + ".tmp")
+    tmp.write_text(json.dumps(state, indent=2) + "\n")
+    tmp.replace(state_dir / STATE_FILE)
+
+
+def attach(state_dir: Path) -> ControlPlane:
+    """The control plane running from ``state_dir`` (one ``kube-local up`` started, say), as a
+    ControlPlane; KubeLocalError if none runs there."""
+    state = read_state(state_dir)
+    running = [record for record in _records(state_dir) if processes.is_running(record)]
+    if state is None or "kube-apiserver" not in {record.name for record in running}:
+        raise KubeLocalError(f"no running kube-local control plane in {state_dir}")
+    release = resolve(state["version"])
+    return ControlPlane(
+        version=release.version,
+        state_dir=state_dir,
+        kubeconfig=Path(state["kubeconfig"]),
+        server=state["server"],
+        teams=tuple(Team(team["name"], team["group"]) for team in state.get("teams", [])),
+        logs={record.name: record.log for record in _records(state_dir)},
+        kubectl_binary=build.binary(release, "kubectl"),
+    )
 
 
 def status(state_dir: Path) -> list[tuple[ProcessRecord, bool, int | None]]:

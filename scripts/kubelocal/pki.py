@@ -57,22 +57,49 @@ class Pki:
 
 def make_pki(directory: Path, identities: Sequence[Identity]) -> Pki:
     """Create the CA, serving cert, service-account keys and client certs in ``directory``."""
+    ca = make_ca(directory, "ca", "kube-local-ca")
+    apiserver = issue(
+        directory, ca, "apiserver", "kube-apiserver", None, "serverAuth", SERVING_NAMES
+    )
+    sa_key, sa_pub = directory / "service-account.key", directory / "service-account.pub"
+    _openssl("genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048", out=sa_key)
+    _openssl("pkey -pubout", **{"in": sa_key}, out=sa_pub)
+    clients = {
+        identity.file_stem: issue(
+            directory, ca, identity.file_stem, identity.user, identity.group, "clientAuth", ()
+        )
+        for identity in identities
+    }
+    _private(directory)
+    return Pki(ca, apiserver, sa_key, sa_pub, clients)
+
+
+def _private(directory: Path) -> None:
+    for path in directory.iterdir():
+        if path.suffix in (".key", ".csr", ".cnf"):
+            os.chmod(path, 0o600)
+
+
+def make_ca(
+    directory: Path, stem: str, common_name: str, names: Sequence[str] = (), *, rsa: bool = False
+) -> KeyPair:
+    """A self-signed CA ``<stem>.crt``/``<stem>.key`` in ``directory`` (made if missing), valid
+    10 years; ``names`` become its subjectAltName; ``rsa`` gives a 2048-bit PKCS#1 RSA key (some
+    Go code parses only those) instead of P-256."""
     if shutil.which("openssl") is None:
         raise KubeLocalError("openssl is not on PATH: apt-get install openssl")
     directory.mkdir(parents=True, exist_ok=True)
     os.chmod(directory, 0o700)
-    ca = KeyPair(directory / "ca.crt", directory / "ca.key")
-    _ec_key(ca.key)
-    conf = _conf(
-        directory / "ca.cnf",
-        "kube-local-ca",
-        None,
-        [
-            "basicConstraints = critical,CA:TRUE",
-            "keyUsage = critical,keyCertSign,cRLSign,digitalSignature",
-            "subjectKeyIdentifier = hash",
-        ],
-    )
+    ca = KeyPair(directory / f"{stem}.crt", directory / f"{stem}.key")
+    _new_key(ca.key, rsa)
+    extensions = [
+        "basicConstraints = critical,CA:TRUE",
+        "keyUsage = critical,keyCertSign,cRLSign,digitalSignature",
+        "subjectKeyIdentifier = hash",
+    ]
+    if names:
+        extensions.append("subjectAltName = " + ",".join(names))
+    conf = _conf(directory / f"{stem}.cnf", common_name, None, extensions)
     _openssl(
         "req -x509 -new",
         key=ca.key,
@@ -82,25 +109,11 @@ def make_pki(directory: Path, identities: Sequence[Identity]) -> Pki:
         set_serial=_serial(),
         out=ca.cert,
     )
-    apiserver = _signed(
-        directory, ca, "apiserver", "kube-apiserver", None, "serverAuth", SERVING_NAMES
-    )
-    sa_key, sa_pub = directory / "service-account.key", directory / "service-account.pub"
-    _openssl("genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048", out=sa_key)
-    _openssl("pkey -pubout", **{"in": sa_key}, out=sa_pub)
-    clients = {
-        identity.file_stem: _signed(
-            directory, ca, identity.file_stem, identity.user, identity.group, "clientAuth", ()
-        )
-        for identity in identities
-    }
-    for path in directory.iterdir():
-        if path.suffix in (".key", ".csr", ".cnf"):
-            os.chmod(path, 0o600)
-    return Pki(ca, apiserver, sa_key, sa_pub, clients)
+    _private(directory)
+    return ca
 
 
-def _signed(
+def issue(
     directory: Path,
     ca: KeyPair,
     stem: str,
@@ -109,6 +122,11 @@ def _signed(
     usage: str,
     names: Sequence[str],
 ) -> KeyPair:
+    """A certificate ``<stem>.crt``/``<stem>.key`` signed by ``ca``, valid a year: subject CN (and
+    O if given), extendedKeyUsage ``usage`` (``serverAuth``/``clientAuth``), subjectAltName
+    ``names`` (``DNS:x``, ``IP:y``)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    os.chmod(directory, 0o700)
     pair = KeyPair(directory / f"{stem}.crt", directory / f"{stem}.key")
     extensions = [
         "basicConstraints = critical,CA:FALSE",
@@ -121,7 +139,7 @@ def _signed(
         extensions.append("subjectAltName = " + ",".join(names))
     conf = _conf(directory / f"{stem}.cnf", common_name, organization, extensions)
     csr = directory / f"{stem}.csr"
-    _ec_key(pair.key)
+    _new_key(pair.key, False)
     _openssl("req -new", key=pair.key, config=conf, out=csr)
     _openssl(
         "x509 -req",
@@ -134,6 +152,7 @@ def _signed(
         extensions="ext",
         out=pair.cert,
     )
+    _private(directory)
     return pair
 
 
@@ -145,8 +164,11 @@ def _conf(path: Path, common_name: str, organization: str | None, extensions: li
     return path
 
 
-def _ec_key(path: Path) -> None:
-    _openssl("genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256", out=path)
+def _new_key(path: Path, rsa: bool) -> None:
+    if rsa:
+        _openssl("genrsa -traditional", out=path)
+    else:
+        _openssl("genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256", out=path)
 
 
 def _serial() -> str:

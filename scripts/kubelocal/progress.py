@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import time
 
 
 def say(message: str) -> None:
@@ -16,3 +17,19 @@ def duration(seconds: float) -> str:
         return f"{seconds:.1f}s"
     minutes, secs = divmod(int(seconds), 60)
     return f"{minutes}m{secs:02d}s"
+
+
+class Laps:
+    """How long each phase of a start took: ``lap(name)`` ends the phase running since the
+    previous lap (or since construction)."""
+
+    def __init__(self) -> None:
+        """Start timing the first phase."""
+        self.seconds: dict[str, float] = {}
+        self._clock = time.monotonic()
+
+    def lap(self, phase: str) -> None:
+        """Record ``phase`` as ended now."""
+        now = time.monotonic()
+        self.seconds[phase] = round(now - self._clock, 2)
+        self._clock = now
