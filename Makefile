@@ -26,14 +26,18 @@ lint: $(STAMP)
 test: $(STAMP) lint
 	$(BIN)/python -m pytest
 
-# The real-cluster suite (docs/cluster-test.md): builds kube-apiserver and
-# kube-controller-manager of each version the example fleet targets (once, cached in
-# ~/.cache/gpufleet/kube/), then applies every cluster's tree to a real control plane.
+# The real-cluster suite (docs/cluster-test.md): builds kube-apiserver,
+# kube-controller-manager and kubectl of each version the example fleet targets and the Kueue
+# manager of each supported minor (once, cached in ~/.cache/gpufleet/), then applies every
+# cluster's tree to a real control plane and runs Kueue on it.
 # Without Go the tests skip with one line of reason.
 e2e: $(STAMP)
 	@if command -v go >/dev/null; then \
 	  for version in $$($(BIN)/python -m tests.e2e.versions); do \
 	    scripts/kube-local build --version $$version || exit 1; \
+	  done; \
+	  for version in $$($(BIN)/python -m tests.e2e.versions --kueue); do \
+	    scripts/kube-local kueue-build --version $$version || exit 1; \
 	  done; \
 	fi
 	GPUFLEET_E2E=1 $(BIN)/python -m pytest -p no:cacheprovider -rs tests/e2e

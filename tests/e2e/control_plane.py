@@ -100,10 +100,12 @@ def apply(cluster: Cluster, paths: list[Path]) -> subprocess.CompletedProcess[st
     return cluster.kubectl(*args)
 
 
-def apply_in_waves(cluster: Cluster) -> list[str]:
+def apply_in_waves(cluster: Cluster, kueue_crds: bool = True) -> list[str]:
     """Apply the whole tree one sync wave at a time, as Argo CD does; every line the server
-    or kubectl printed on stderr (warnings), which a clean tree leaves empty."""
-    if any(
+    or kubectl printed on stderr (warnings), which a clean tree leaves empty. `kueue_crds`:
+    install Kueue's API first when the tree has Kueue objects (not once a real Kueue
+    installed its own)."""
+    if kueue_crds and any(
         p.name.startswith(("clusterqueue_", "localqueue_")) for p in manifest_paths(cluster.tree)
     ):
         install_kueue_crds(cluster)

@@ -1,11 +1,13 @@
-"""Print the Kubernetes minors the e2e suite starts control planes of, one per line: the
-versions of the example fleet's clusters. `make e2e` builds them first, with progress shown,
-before pytest (which captures output) starts them."""
+"""Print what the e2e suite runs, one per line, so that `make e2e` builds it first with
+progress shown, before pytest (which captures output) starts it: the Kubernetes minors of the
+example fleet's clusters, or with `--kueue` every Kueue minor gpufleet supports."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
+from compiler.kueue_versions import KUEUE_RELEASES
 from compiler.pipeline import check_policies
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "policies"
@@ -18,4 +20,4 @@ def needed() -> list[str]:
 
 
 if __name__ == "__main__":
-    print("\n".join(needed()))
+    print("\n".join(sorted(KUEUE_RELEASES) if sys.argv[1:] == ["--kueue"] else needed()))
