@@ -132,15 +132,20 @@ def check_go(env: dict[str, str]) -> str:
     return version
 
 
-def _build(release: Release, directory: Path, components: Sequence[str]) -> None:
+def start_build(directory: Path, what: str) -> tuple[dict[str, str], Path, Path]:
+    """The go environment, the source directory and a fresh log for one build of ``what``."""
     env = go_environment()
     go_version = check_go(env)
     src = directory / "src"
     src.mkdir(exist_ok=True)
     log = directory / "build.log"
-    with log.open("w") as handle:
-        handle.write(f"# kube-local build of {release.version} with {go_version}\n")
-    say(f"downloading modules for {release.version} (log: {log})")
+    log.write_text(f"# kube-local build of {what} with {go_version}\n")
+    say(f"downloading modules for {what} (log: {log})")
+    return env, src, log
+
+
+def _build(release: Release, directory: Path, components: Sequence[str]) -> None:
+    env, src, log = start_build(directory, release.version)
     (src / "go.mod").write_text(_go_mod(release, []))
     (src / "go.sum").unlink(missing_ok=True)
     info = run_go(

@@ -130,14 +130,7 @@ def source_dir(release: KueueRelease) -> Path:
 
 
 def _build(release: KueueRelease, directory: Path) -> None:
-    env = build.go_environment()
-    go_version = build.check_go(env)
-    src = directory / "src"
-    src.mkdir(exist_ok=True)
-    log = directory / "build.log"
-    with log.open("w") as handle:
-        handle.write(f"# kube-local build of Kueue {release.version} with {go_version}\n")
-    say(f"downloading modules for Kueue {release.version} (log: {log})")
+    env, src, log = build.start_build(directory, f"Kueue {release.version}")
     (src / "go.mod").write_text(_go_mod(release))
     (src / "tools.go").write_text(f'//go:build tools\n\npackage tools\n\nimport _ "{COMMAND}"\n')
     kueue_sum = source_dir(release) / "go.sum"
