@@ -114,14 +114,14 @@ def _serves(declared: Mapping[str, bool], entry: str) -> bool:
 
 _CONTROL_PLANE = "kube-apiserver, kube-scheduler and kube-controller-manager"
 _MEMORY_QOS = Gated("alpha", ("MemoryQoS",), where="kubelet")
-_ADMISSION = "admissionregistration.k8s.io"
+ADMISSION_GROUP = "admissionregistration.k8s.io"
 
 
 def _mutating_policies(stage: Literal["alpha", "beta"], version: str) -> Gated:
     return Gated(
         stage,
         ("MutatingAdmissionPolicy",),
-        (f"{_ADMISSION}/{version}=true",),
+        (f"{ADMISSION_GROUP}/{version}=true",),
         "kube-apiserver",
     )
 
@@ -134,7 +134,7 @@ TARGETS: dict[str, Target] = {
         dra_api=f"{DRA_GROUP}/v1beta1",
         flat_requests=True,
         taint_rule_api=None,
-        mutating_policy_api=f"{_ADMISSION}/v1alpha1",
+        mutating_policy_api=f"{ADMISSION_GROUP}/v1alpha1",
         features={
             Feature.MUTATING_ADMISSION_POLICY: _mutating_policies("alpha", "v1alpha1"),
             Feature.DRA: Gated(
@@ -154,7 +154,7 @@ TARGETS: dict[str, Target] = {
         dra_api=f"{DRA_GROUP}/v1beta2",
         flat_requests=False,
         taint_rule_api=f"{DRA_GROUP}/v1alpha3",
-        mutating_policy_api=f"{_ADMISSION}/v1alpha1",
+        mutating_policy_api=f"{ADMISSION_GROUP}/v1alpha1",
         features={
             Feature.MUTATING_ADMISSION_POLICY: _mutating_policies("alpha", "v1alpha1"),
             Feature.DRA: Gated(
@@ -176,7 +176,7 @@ TARGETS: dict[str, Target] = {
         dra_api=f"{DRA_GROUP}/v1",
         flat_requests=False,
         taint_rule_api=f"{DRA_GROUP}/v1alpha3",
-        mutating_policy_api=f"{_ADMISSION}/v1beta1",
+        mutating_policy_api=f"{ADMISSION_GROUP}/v1beta1",
         features={
             Feature.MUTATING_ADMISSION_POLICY: _mutating_policies("beta", "v1beta1"),
             Feature.DEVICE_TOLERATIONS: _TAINTS_ALPHA,
@@ -194,7 +194,7 @@ TARGETS: dict[str, Target] = {
         dra_api=f"{DRA_GROUP}/v1",
         flat_requests=False,
         taint_rule_api=f"{DRA_GROUP}/v1alpha3",
-        mutating_policy_api=f"{_ADMISSION}/v1beta1",
+        mutating_policy_api=f"{ADMISSION_GROUP}/v1beta1",
         features={
             Feature.MUTATING_ADMISSION_POLICY: _mutating_policies("beta", "v1beta1"),
             Feature.DEVICE_TOLERATIONS: _TAINTS_ALPHA,
@@ -215,7 +215,7 @@ TARGETS: dict[str, Target] = {
         dra_api=f"{DRA_GROUP}/v1",
         flat_requests=False,
         taint_rule_api=f"{DRA_GROUP}/v1beta2",
-        mutating_policy_api=f"{_ADMISSION}/v1",
+        mutating_policy_api=f"{ADMISSION_GROUP}/v1",
         features={
             Feature.DEVICE_TAINT_RULES: Gated(
                 "beta",

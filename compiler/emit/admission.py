@@ -24,9 +24,9 @@ from compiler.emit.waves import WAVES
 from compiler.model.fleet import FleetSpec
 from compiler.model.policy import Fleet, PriorityLadder, Team
 from compiler.resolve import ResolvedCluster
-from compiler.versions import DRA_GROUP
+from compiler.versions import ADMISSION_GROUP, DRA_GROUP
 
-ADMISSION_API = "admissionregistration.k8s.io/v1"
+ADMISSION_API = f"{ADMISSION_GROUP}/v1"
 RULE_FAMILIES = (
     tier_entitlement,
     priority_entitlement,
