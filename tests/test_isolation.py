@@ -22,7 +22,8 @@ POOLS = """
 TIER = fleets.tier("gpu", "{select: {models: [L40S]}}")
 FLEET = fleets.HEADER + (
     "kind: Fleet\nmetadata: {name: f}\n"
-    "spec: {gitops: {repoURL: 'https://git.example.com/x.git', argocdNamespace: gitops}}\n"
+    "spec: {gitops: {repoURL: 'https://git.example.com/x.git', argocdNamespace: gitops},\n"
+    "  systemNamespaces: {kueue: queues}, reservedNamespaces: [monitoring]}\n"
 )
 
 
@@ -67,11 +68,29 @@ def test_a_team_named_to_normalise_to_another_is_a_duplicate(
 
 
 @pytest.mark.parametrize(
-    "namespace", ["kube-system", "Kube_System", "kube-public", "kube-anything", "default", "gitops"]
+    "namespace",
+    [
+        "kube-system",
+        "Kube_System",
+        "kube-public",
+        "kube-anything",
+        "default",
+        "gitops",  # the fleet's Argo CD namespace
+        "gpu-operator",  # the GPU operator's, the DRA driver's: their pods would lose GPUs
+        "nvidia-dra-driver-gpu",
+        "queues",  # the fleet's Kueue namespace
+        "monitoring",  # listed by the fleet
+    ],
 )
 def test_reserved_namespaces_are_refused(write_policies: PolicyWriter, namespace: str) -> None:
     team = fleets.team("a", "[]").replace("namespaces: [a]", f"namespaces: [a, {namespace}]")
     root = write_policies(base(**{"a.yaml": team, "fleet.yaml": FLEET}))
+    assert errors(root) == [("GF123", "a.yaml", 5)]
+
+
+def test_system_namespaces_are_reserved_without_a_fleet(write_policies: PolicyWriter) -> None:
+    team = fleets.team("a", "[]").replace("namespaces: [a]", "namespaces: [a, kueue-system]")
+    root = write_policies(base(**{"a.yaml": team}))
     assert errors(root) == [("GF123", "a.yaml", 5)]
 
 

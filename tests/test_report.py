@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -162,3 +163,31 @@ def test_the_diff_summarises_each_cluster_then_shows_unified_diffs() -> None:
     assert "--- /dev/null\n+++ b/clusters/c1/ns/b.yaml\n@@ -0,0 +1 @@\n+kind: B\n" in text
     assert "--- a/report.md\n+++ /dev/null\n" in text
     assert summary_line("c2", [], []) == "c2: no change"
+
+
+def test_a_namespace_that_leaves_management_is_said_loudly(compiled_example: Compiled) -> None:
+    """Argo CD keeps a namespace the policy drops (Prune=false), with its workloads; nothing of
+    gpufleet holds there any more, and the reviewer must know."""
+    east = next(p for p in compiled_example.plans if p.cluster == "prod-east")
+    before = dataclasses.replace(east, namespaces=(*east.namespaces, "old-team"))
+    text = build_report(
+        compiled_example.fleet, compiled_example.plans, Previous({"prod-east": before}, "base")
+    )
+    assert "- **prod-east**: **namespace old-team leaves gpufleet's management**" in text
+    unchanged = build_report(
+        compiled_example.fleet, compiled_example.plans, Previous({"prod-east": east}, "base")
+    )
+    assert "leaves gpufleet's management" not in unchanged
+    assert "ml-research" in east.namespaces
+
+
+def test_argo_cd_never_deletes_a_team_namespace(compiled_example: Compiled) -> None:
+    namespaces = [
+        yaml.safe_load(text)
+        for path, text in compiled_example.tree.items()
+        if "/_cluster/namespace_" in path
+    ]
+    assert namespaces
+    for namespace in namespaces:
+        options = namespace["metadata"]["annotations"]["argocd.argoproj.io/sync-options"]
+        assert set(options.split(",")) == {"Delete=false", "Prune=false"}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from compiler.emit.manifest import Manifest, provenance
-from compiler.emit.waves import WAVES
+from compiler.emit.waves import KEEP_ON_REMOVAL, WAVES
 from compiler.resolve import ResolvedCluster
 
 WAVE_NAMESPACES = WAVES["Namespace"]
@@ -40,7 +40,8 @@ def extended_resource_keys(cluster: ResolvedCluster, limits: dict[str, int]) -> 
 
 
 def namespaces(cluster: ResolvedCluster) -> list[Manifest]:
-    """A Namespace per namespace of every team present in the cluster."""
+    """A Namespace per namespace of every team present in the cluster; Argo CD never deletes
+    one (KEEP_ON_REMOVAL), so dropping a team from the policy leaves its workloads running."""
     return [
         Manifest(
             kind="Namespace",
@@ -50,7 +51,8 @@ def namespaces(cluster: ResolvedCluster) -> list[Manifest]:
             cluster=cluster.name,
             labels={TEAM_LABEL: team.name}
             | ({ADMIN_ACCESS_LABEL: "true"} if team.spec.admin_access else {}),
-            annotations=provenance(team.source.origin, f"namespaces[{namespace}]", WAVE_NAMESPACES),
+            annotations=provenance(team.source.origin, f"namespaces[{namespace}]", WAVE_NAMESPACES)
+            | KEEP_ON_REMOVAL,
         )
         for team in cluster.teams
         for namespace in team.spec.namespaces

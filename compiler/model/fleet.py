@@ -35,10 +35,21 @@ class GitOps(Strict):
     project: Name = "gpufleet"
 
 
+class SystemNamespaces(Strict):
+    """Where the platform's own GPU components run: no team may own these namespaces."""
+
+    gpu_operator: Name = "gpu-operator"
+    dra_driver: Name = "nvidia-dra-driver-gpu"
+    kueue: Name = "kueue-system"
+
+
 class FleetSpec(Strict):
     """Fleet-wide settings."""
 
     gitops: GitOps
+    system_namespaces: SystemNamespaces = SystemNamespaces()
+    reserved_namespaces: Annotated[list[Name], Field(max_length=256)] = []
+    """Further namespaces no team may own (monitoring, ingress, ...)."""
     device_plugin_resources: Annotated[list[QualifiedName], Field(max_length=16)] = [
         "nvidia.com/gpu"
     ]

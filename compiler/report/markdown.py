@@ -159,6 +159,15 @@ def _changes_section(
         return lines, drains
     lines += [f"Compared with the plans in `{previous.label}`.", ""]
     sentences = []
+    for plan in plans:
+        before = previous.plans.get(plan.cluster)
+        for namespace in sorted(set(before.namespaces if before else ()) - set(plan.namespaces)):
+            sentences.append(
+                f"- **{plan.cluster}**: **namespace {namespace} leaves gpufleet's management**: "
+                "Argo CD keeps it and its workloads (the Namespace is synced with "
+                "`Prune=false`), but no quota, queue or guardrail of gpufleet holds there any "
+                "more; delete it by hand once its workloads are gone"
+            )
     for cluster, changes in fleet_changes(previous.plans, plans).items():
         sentences += [f"- **{cluster}**: {sentence}" for sentence in changes]
         for change in drains.get(cluster, []):

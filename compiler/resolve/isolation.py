@@ -1,14 +1,16 @@
-"""Namespaces no team may own: Kubernetes' own, and the one Argo CD runs in.
+"""Namespaces no team may own: Kubernetes' own, the platform's GPU components' and Argo CD's.
 
-A Team compiles to a Namespace object and a ResourceQuota in each namespace it lists, so a team
-listing `kube-system` would relabel it and cap its devices, and one listing Argo CD's
-namespace would put gpufleet's quota on the controller that syncs every other team.
+A Team compiles to a Namespace object, quotas and guardrails in each namespace it lists, so a
+team listing `kube-system` would relabel it and cap its devices, one listing the GPU operator's
+or the DRA driver's namespace would deny the driver's own pods their GPUs, and one listing Argo
+CD's namespace would put gpufleet's quota on the controller that syncs every other team.
 """
 
 from __future__ import annotations
 
 from compiler.diagnostics import Diagnostic
 from compiler.model import Policies
+from compiler.model.fleet import SystemNamespaces
 
 KUBERNETES_NAMESPACES = frozenset({"default", "kube-node-lease", "kube-public", "kube-system"})
 RESERVED_PREFIX = "kube-"
@@ -18,9 +20,22 @@ RESERVED_PREFIX = "kube-"
 def reserved_namespaces(policies: Policies) -> dict[str, str]:
     """Namespace names teams may not claim, each with the reason why."""
     reserved = {name: "a Kubernetes system namespace" for name in KUBERNETES_NAMESPACES}
-    if policies.fleet is not None:
-        argocd = policies.fleet.spec.gitops.argocd_namespace
+    fleet = policies.fleet
+    system = fleet.spec.system_namespaces if fleet is not None else SystemNamespaces()
+    for field, component in (
+        ("gpu_operator", "the NVIDIA GPU operator"),
+        ("dra_driver", "the NVIDIA DRA driver"),
+        ("kueue", "Kueue"),
+    ):
+        alias = SystemNamespaces.model_fields[field].alias
+        reserved[getattr(system, field)] = (
+            f"where {component} runs (Fleet spec.systemNamespaces.{alias})"
+        )
+    if fleet is not None:
+        argocd = fleet.spec.gitops.argocd_namespace
         reserved[argocd] = "the namespace Argo CD runs in (Fleet spec.gitops.argocdNamespace)"
+        for name in fleet.spec.reserved_namespaces:
+            reserved[name] = "reserved by the fleet (Fleet spec.reservedNamespaces)"
     return reserved
 
 

@@ -69,6 +69,9 @@ class ClusterPlan:
     mig_configs: dict[str, MigConfig]
     assignments: dict[str, dict[str, int]]
     tiers: tuple[TierCapacity, ...]
+    namespaces: tuple[str, ...] = ()
+    """The team namespaces gpufleet manages in the cluster, so that the next report can say
+    which leave management."""
     changed_nodes: tuple[str, ...] = ()
     """Nodes whose MIG configuration differs from the previous plan (to be drained). A property
     of this compile, not of the plan: it is not written to the plan file, so that compiling again
@@ -98,6 +101,7 @@ class ClusterPlan:
             },
             "migConfigs": {label: list(c.gpus) for label, c in self.mig_configs.items()},
             "assignments": self.assignments,
+            "namespaces": list(self.namespaces),
             "tiers": {
                 t.tier: {
                     "capacity": t.capacity,
@@ -153,6 +157,7 @@ class ClusterPlan:
                 )
                 for t, v in sorted(document.get("tiers", {}).items())
             ),
+            namespaces=tuple(str(n) for n in document.get("namespaces", [])),
         )
 
 

@@ -211,6 +211,7 @@ def extract_plan(
         dict(sorted(mig_configs.items())),
         assignments,
         tuple(tiers),
+        tuple(sorted(ns for team in cluster.teams for ns in team.spec.namespaces)),
         changed,
     )
 
