@@ -199,3 +199,24 @@ def test_vendored_crd_schemas_are_valid_json_schemas(crd: tuple[str, str]) -> No
         except KeyError:
             continue
         jsonschema.validators.validator_for(schema).check_schema(schema)
+
+
+def test_team_namespaces_enforce_the_fleets_pod_security_standard(
+    compiled_example: Compiled,
+) -> None:
+    """Baseline refuses privileged pods and hostPath /dev, which would reach GPUs around DRA."""
+    fleet = compiled_example.fleet.fleet
+    assert fleet is not None
+    for cluster in compiled_example.fleet.clusters:
+        for team in cluster.teams:
+            for namespace in team.spec.namespaces:
+                labels = yaml.safe_load(
+                    compiled_example.tree[
+                        f"clusters/{cluster.name}/_cluster/namespace_{namespace}.yaml"
+                    ]
+                )["metadata"]["labels"]
+                assert labels["pod-security.kubernetes.io/enforce"] == fleet.spec.pod_security
+                assert labels["pod-security.kubernetes.io/enforce-version"] == (
+                    f"v{cluster.cluster.spec.kubernetes_version}"
+                )
+    assert fleet.spec.pod_security == "baseline"

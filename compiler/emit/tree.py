@@ -27,7 +27,7 @@ def cluster_manifests(cluster: ResolvedCluster, fleet: ResolvedFleet) -> list[Ma
         *device_classes(cluster),
         *priority_classes(cluster.name, fleet.ladder),
         *default_priority(cluster, fleet.ladder),
-        *namespaces(cluster),
+        *namespaces(cluster, fleet.fleet),
         *resource_quotas(cluster),
         *claims,
         *admission_manifests(cluster, fleet.fleet, fleet.ladder, claims),

@@ -50,6 +50,9 @@ class FleetSpec(Strict):
     system_namespaces: SystemNamespaces = SystemNamespaces()
     reserved_namespaces: Annotated[list[Name], Field(max_length=256)] = []
     """Further namespaces no team may own (monitoring, ingress, ...)."""
+    pod_security: Literal["baseline", "restricted"] = "baseline"
+    """The Pod Security Standard enforced in team namespaces: `baseline` refuses privileged
+    pods and host paths such as /dev, which would reach GPUs around DRA."""
     device_plugin_resources: Annotated[list[QualifiedName], Field(max_length=16)] = [
         "nvidia.com/gpu"
     ]

@@ -61,9 +61,25 @@ def limits(team: Team, namespace: str) -> dict[str, int]:
     return held
 
 
+RESTRICTED = {
+    "runAsNonRoot": True,
+    "runAsUser": 1000,
+    "allowPrivilegeEscalation": False,
+    "capabilities": {"drop": ["ALL"]},
+    "seccompProfile": {"type": "RuntimeDefault"},
+}
+"""A container security context every Pod Security level admits."""
+
+
 def pod(namespace: str, name: str, **spec: Any) -> dict[str, Any]:
-    """A Pod with one container (never run: the control plane has no nodes)."""
-    container = {"name": "main", "image": "registry.invalid/e2e:1", **spec.pop("container", {})}
+    """A Pod with one container (never run: the control plane has no nodes), fit for the
+    `restricted` Pod Security Standard unless `container` says otherwise."""
+    container = {
+        "name": "main",
+        "image": "registry.invalid/e2e:1",
+        "securityContext": RESTRICTED,
+        **spec.pop("container", {}),
+    }
     return {
         "apiVersion": "v1",
         "kind": "Pod",
@@ -194,6 +210,24 @@ def _pod_rows(
             dry_run=True,
             expect={"priority": other.value} if may else {},
         )
+    host_dev = pod(
+        namespace,
+        "host-dev",
+        volumes=[{"name": "dev", "hostPath": {"path": "/dev"}}],
+        container={
+            "securityContext": {"privileged": True},
+            "volumeMounts": [{"name": "dev", "mountPath": "/dev"}],
+        },
+    )
+    yield Row(
+        team.name,
+        namespace,
+        "a privileged pod with hostPath /dev (GPUs around DRA)",
+        host_dev,
+        False,  # every level the fleet may enforce (baseline, restricted) refuses it
+        ("violates PodSecurity", "privileged", "hostPath"),
+        dry_run=True,
+    )
     for where in ("limits", "requests"):
         resources = {"limits": {"nvidia.com/gpu": "1"}}
         if where == "requests":
