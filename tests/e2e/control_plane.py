@@ -23,8 +23,7 @@ import yaml
 
 from compiler.emit.manifest import SYNC_WAVE
 from compiler.resolve import ResolvedCluster
-
-REPO = Path(__file__).resolve().parents[2]
+from tests.e2e.policies import REPO
 
 KUEUE_CRDS = REPO / "compiler" / "schemas" / "kueue"
 FIELD_MANAGER = "gpufleet-e2e"

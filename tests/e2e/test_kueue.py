@@ -24,8 +24,7 @@ from compiler.solve import ClusterPlan
 from tests.e2e import kueue_manager
 from tests.e2e.admission_table import templates
 from tests.e2e.control_plane import Cluster, apply_in_waves, bind_teams, control_plane
-from tests.e2e.test_real_cluster import compile_tree
-from tests.e2e.versions import EXAMPLE
+from tests.e2e.policies import EXAMPLE, compile_tree
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 
@@ -214,13 +213,6 @@ def _no_job_around_the_queues(cluster: Cluster, resolved: ResolvedCluster, tree:
     stored = cluster.get("job", "no-queue", "-n", guarantee.namespace)
     assert stored["spec"]["suspend"] is True
     assert stored["metadata"]["labels"].get(QUEUE_LABEL) == "default"
-
-
-@pytest.fixture(scope="module")
-def example(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("example") / "out"
-    compile_tree(EXAMPLE, out)
-    return out
 
 
 def kueue_clusters() -> list[tuple[str, str]]:

@@ -7,8 +7,6 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -29,42 +27,7 @@ from tests.e2e.control_plane import (
     manifest_paths,
     wait_for_type_checking,
 )
-from tests.e2e.versions import EXAMPLE
-
-REPO = Path(__file__).resolve().parents[2]
-
-
-def compile_tree(policies: Path, out: Path) -> None:
-    """`gpufleet compile`, as a user runs it."""
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "compiler",
-            "compile",
-            "--policies",
-            str(policies),
-            "--out",
-            str(out),
-        ],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-    )
-    assert done.returncode == 0, done.stderr
-
-
-def resolved(policies: Path) -> tuple[dict[str, ResolvedCluster], PriorityLadder]:
-    fleet, _ = check_policies(policies)
-    assert fleet.ladder is not None
-    return {c.name: c for c in fleet.clusters}, fleet.ladder
-
-
-@pytest.fixture(scope="module")
-def example(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("example") / "out"
-    compile_tree(EXAMPLE, out)
-    return out
+from tests.e2e.policies import EXAMPLE, compile_tree, resolved
 
 
 def field(obj: dict[str, Any], path: str) -> Any:

@@ -5,12 +5,10 @@ example fleet's clusters, or with `--kueue` every Kueue minor gpufleet supports.
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 from compiler.kueue_versions import KUEUE_RELEASES
 from compiler.pipeline import check_policies
-
-EXAMPLE = Path(__file__).resolve().parents[2] / "policies"
+from tests.e2e.policies import EXAMPLE
 
 
 def needed() -> list[str]:
