@@ -191,3 +191,18 @@ def test_argo_cd_never_deletes_a_team_namespace(compiled_example: Compiled) -> N
     for namespace in namespaces:
         options = namespace["metadata"]["annotations"]["argocd.argoproj.io/sync-options"]
         assert set(options.split(",")) == {"Delete=false", "Prune=false"}
+
+
+def test_the_report_says_which_guarantees_kueue_reserves(compiled_example: Compiled) -> None:
+    """Without Kueue a guarantee is only a quota; the reviewer must see which ones."""
+    text = compiled_example.tree["report.md"]
+    for cluster in compiled_example.fleet.clusters:
+        held = "Kueue reserves it" if cluster.cluster.spec.kueue.enabled else "quota only"
+        for guarantee in cluster.guarantees:
+            if guarantee.count:
+                row = (
+                    f"| {cluster.name} | {guarantee.namespace} | {guarantee.tier} | "
+                    f"{guarantee.count} | {guarantee.limit} | {guarantee.gang} | {held} |"
+                )
+                assert row in text, row
+    assert "is a promise that the devices exist, not a reservation" in text

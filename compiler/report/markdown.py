@@ -125,9 +125,17 @@ def _team_rows(fleet: ResolvedFleet) -> list[list[object]]:
                     guarantee.count,
                     guarantee.limit,
                     guarantee.gang,
+                    _held_by(cluster) if guarantee.count else "-",
                 ]
             )
     return sorted(rows, key=lambda r: (str(r[0]), str(r[2]), str(r[3]), str(r[4])))
+
+
+def _held_by(cluster: ResolvedCluster) -> str:
+    """What makes a guarantee hold in the cluster: Kueue reserves it (admits the team up to it
+    and reclaims it from borrowers); without Kueue it is only the namespace's quota (a limit):
+    nothing keeps other teams' running pods off the devices it counts on."""
+    return "Kueue reserves it" if cluster.cluster.spec.kueue.enabled else "quota only"
 
 
 def _origins(fleet: ResolvedFleet) -> dict[str, str]:
@@ -210,8 +218,27 @@ def build_report(
     for cluster in sorted(fleet.clusters, key=lambda c: c.name):
         plan = by_name[cluster.name]
         lines += _cluster_section(cluster, plan, None if drains is None else drains[cluster.name])
-    header = ["Team", "Priorities", "Cluster", "Namespace", "Tier", "Guaranteed", "Limit", "Gang"]
+    header = [
+        "Team",
+        "Priorities",
+        "Cluster",
+        "Namespace",
+        "Tier",
+        "Guaranteed",
+        "Limit",
+        "Gang",
+        "Guarantee held by",
+    ]
     lines += ["## Teams", "", *table(header, _team_rows(fleet), (5, 6, 7)), ""]
+    if any(not c.cluster.spec.kueue.enabled and c.guarantees for c in fleet.clusters):
+        lines += [
+            "A guarantee held by *quota only* (a cluster without Kueue) is a promise that the "
+            "devices exist, not a reservation: ResourceQuota caps each namespace at its limit, "
+            "but another team's pods, admitted first, may hold the devices a guarantee counts "
+            "on until they end. Where Kueue runs, it admits each team up to its guarantee and "
+            "reclaims it from borrowers.",
+            "",
+        ]
     origins = _origins(fleet)
     # no line numbers, a fixed order: reordering documents in a file changes nothing here
     warnings_text = sorted({_warning(w, origins) for w in fleet.warnings})
