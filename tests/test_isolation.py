@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path, PurePosixPath
 
 import pytest
+import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -235,3 +236,36 @@ def test_a_teams_own_edits_change_only_its_namespaces(
     assert changed != before or (guaranteed, extra, gang) == (16, 8, 2)
     touched = {p for p in before.keys() | changed.keys() if before.get(p) != changed.get(p)}
     assert all(_allowed(p) for p in touched), sorted(p for p in touched if not _allowed(p))
+
+
+def test_a_team_identity_must_name_a_team(write_policies: PolicyWriter) -> None:
+    fleet = FLEET.replace("reservedNamespaces: [monitoring]}", "teams: {b: {group: b-devs}}}")
+    root = write_policies(base(**{"a.yaml": fleets.team("a", "[]"), "fleet.yaml": fleet}))
+    compiled = compile_policies(root)
+    (warning,) = [w for w in compiled.warnings if w.code == "GF604"]
+    assert "team 'b'" in warning.message and warning.span.line == 5
+    assert not [p for p in compiled.tree if "/rolebinding_" in p]
+
+
+def test_each_team_namespace_binds_the_declared_group_to_the_team_role(
+    compiled_example: Compiled,
+) -> None:
+    fleet = compiled_example.fleet.fleet
+    assert fleet is not None
+    found = 0
+    for cluster in compiled_example.fleet.clusters:
+        for team in cluster.teams:
+            for namespace in team.spec.namespaces:
+                path = f"clusters/{cluster.name}/{namespace}/rolebinding_gpufleet-team.yaml"
+                binding = yaml.safe_load(compiled_example.tree[path])
+                assert binding["roleRef"]["name"] == fleet.spec.team_role == "edit"
+                assert binding["subjects"] == [
+                    {
+                        "apiGroup": "rbac.authorization.k8s.io",
+                        "kind": "Group",
+                        "name": fleet.spec.teams[team.name].group,
+                    }
+                ]
+                found += 1
+    bindings = [p for p in compiled_example.tree if "/rolebinding_" in p]
+    assert len(bindings) == found  # in team namespaces only

@@ -223,4 +223,11 @@ CODES: dict[str, Code] = _codes(
         EXIT_OK,
         "an API kind the cluster does not serve is left out of its output",
     ),
+    Code(
+        "GF604",
+        "unknown-team-identity",
+        W,
+        EXIT_OK,
+        "the fleet declares a group for a team that does not exist",
+    ),
 )

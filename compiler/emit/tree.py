@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from compiler.emit.access import role_bindings
 from compiler.emit.admission import admission_manifests
 from compiler.emit.argocd import SyncedKind, argocd_manifests, synced_kind
 from compiler.emit.claims import claim_templates
@@ -28,6 +29,7 @@ def cluster_manifests(cluster: ResolvedCluster, fleet: ResolvedFleet) -> list[Ma
         *priority_classes(cluster.name, fleet.ladder),
         *default_priority(cluster, fleet.ladder),
         *namespaces(cluster, fleet.fleet),
+        *role_bindings(cluster, fleet.fleet),
         *resource_quotas(cluster),
         *claims,
         *admission_manifests(cluster, fleet.fleet, fleet.ladder, claims),

@@ -15,7 +15,7 @@ ValidatingAdmissionPolicy, MutatingAdmissionPolicy."""
 WAVE_QUEUES_AND_NAMESPACES = -2
 """Namespace, ClusterQueue, the admission policy bindings (after the policies they bind)."""
 WAVE_NAMESPACE_POLICY = -1
-"""ResourceQuota, LimitRange."""
+"""ResourceQuota, LimitRange, RoleBinding (a team may act only once its limits hold)."""
 WAVE_CONSUMABLES = 1
 """LocalQueue, ResourceClaimTemplate."""
 
@@ -34,6 +34,7 @@ WAVES: dict[str, int] = {
     "ClusterQueue": WAVE_QUEUES_AND_NAMESPACES,
     "ResourceQuota": WAVE_NAMESPACE_POLICY,
     "LimitRange": WAVE_NAMESPACE_POLICY,
+    "RoleBinding": WAVE_NAMESPACE_POLICY,
     "LocalQueue": WAVE_CONSUMABLES,
     "ResourceClaimTemplate": WAVE_CONSUMABLES,
 }

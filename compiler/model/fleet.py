@@ -43,6 +43,16 @@ class SystemNamespaces(Strict):
     kueue: Name = "kueue-system"
 
 
+GroupName = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9:._@+-]{0,252}$")]
+"""A group as the cluster's authenticator names it (client certificate O, OIDC groups claim)."""
+
+
+class TeamIdentity(Strict):
+    """Who a team is in its clusters."""
+
+    group: GroupName
+
+
 class FleetSpec(Strict):
     """Fleet-wide settings."""
 
@@ -50,6 +60,11 @@ class FleetSpec(Strict):
     system_namespaces: SystemNamespaces = SystemNamespaces()
     reserved_namespaces: Annotated[list[Name], Field(max_length=256)] = []
     """Further namespaces no team may own (monitoring, ingress, ...)."""
+    teams: Annotated[dict[Name, TeamIdentity], Field(max_length=4096)] = {}
+    """Each team's group in the clusters, declared by the platform (never by the team): it gets
+    `teamRole` in the team's namespaces and nothing elsewhere."""
+    team_role: Name = "edit"
+    """The ClusterRole a team's group is bound to in each of its namespaces."""
     pod_security: Literal["baseline", "restricted"] = "baseline"
     """The Pod Security Standard enforced in team namespaces: `baseline` refuses privileged
     pods and host paths such as /dev, which would reach GPUs around DRA."""

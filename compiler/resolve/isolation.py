@@ -56,3 +56,25 @@ def check_namespaces(policies: Policies, problems: list[Diagnostic]) -> None:
                         ("teams own namespaces of their own; choose another name",),
                     )
                 )
+
+
+def check_identities(policies: Policies, warnings: list[Diagnostic]) -> None:
+    """Warn where the fleet declares an identity for a team no Team defines: a misspelling
+    leaves the real team without access, a team that left leaves a stale line (bound to
+    nothing, so harmless)."""
+    if policies.fleet is None:
+        return
+    known = {team.name for team in policies.teams}
+    for name in policies.fleet.spec.teams:
+        if name not in known:
+            warnings.append(
+                Diagnostic(
+                    "GF604",
+                    f"the fleet declares a group for team {name!r}, which no Team defines",
+                    policies.fleet.source.span(("spec", "teams", name, "<key>")),
+                    (
+                        "no RoleBinding is written for it; remove the line or fix the name "
+                        f"(teams: {', '.join(sorted(known)) or '(none)'})",
+                    ),
+                )
+            )

@@ -10,7 +10,7 @@ from compiler.model import Policies
 from compiler.model.policy import Team
 from compiler.resolve.features import check_fallback_quotas, check_features
 from compiler.resolve.fleet import ResolvedCluster, ResolvedFleet, TierInCluster
-from compiler.resolve.isolation import check_namespaces
+from compiler.resolve.isolation import check_identities, check_namespaces
 from compiler.resolve.kubelet import check_kubelet
 from compiler.resolve.kueue import check_kueue
 from compiler.resolve.ladder import check_ladder
@@ -33,6 +33,7 @@ def resolve(policies: Policies, catalog: Catalog) -> ResolvedFleet:
     usable_tiers = [t for t in policies.tiers if check_tier(t, catalog, problems)]
     check_tier_options(policies.tiers, problems)
     cluster_warnings: list[Diagnostic] = []
+    check_identities(policies, cluster_warnings)
     cluster_names = {c.name for c in policies.clusters}
     tier_names = {t.name for t in policies.tiers}
     owners: dict[str, Team] = {}

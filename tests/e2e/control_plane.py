@@ -22,13 +22,14 @@ import kubelocal
 import yaml
 
 from compiler.emit.manifest import SYNC_WAVE
+from compiler.emit.namespaces import TEAM_LABEL
+from compiler.model.fleet import FleetSpec
 from compiler.resolve import ResolvedCluster
 from tests.e2e.policies import REPO
 
 KUEUE_CRDS = REPO / "compiler" / "schemas" / "kueue"
 FIELD_MANAGER = "gpufleet-e2e"
-TEAM_ROLE = "edit"
-"""The built-in role a team's group gets in its namespaces (pods, claims, jobs, ...)."""
+DEFAULT_TEAM_ROLE: str = FleetSpec.model_fields["team_role"].default
 
 
 class Cluster:
@@ -147,20 +148,36 @@ def wait_for_default_service_accounts(cluster: Cluster, timeout: float = 60) -> 
             time.sleep(0.2)
 
 
+def emitted_groups(tree: Path) -> dict[str, str]:
+    """team -> the group gpufleet's RoleBindings give the team's namespaces in this tree."""
+    groups = {}
+    for path in manifest_paths(tree):
+        if path.name.startswith("rolebinding_"):
+            binding = yaml.safe_load(path.read_text())
+            (subject,) = binding["subjects"]
+            groups[binding["metadata"]["labels"][TEAM_LABEL]] = subject["name"]
+    return groups
+
+
 def bind_teams(cluster: Cluster, resolved: ResolvedCluster) -> None:
-    """Each team's group gets the built-in `edit` role in its namespaces, and nothing else."""
+    """A team the fleet declares no group for gets no RoleBinding from gpufleet: for the
+    admission table to act as it, the harness binds its kube-local group to the built-in
+    `edit` role in its namespaces, as the fleet's `teamRole` default would."""
     plane = cluster.plane
+    declared = emitted_groups(cluster.tree)
     for team in resolved.teams:
+        if team.name in declared:
+            continue
         group = plane.team(team.name).group
         for namespace in team.spec.namespaces:
             binding = {
                 "apiVersion": "rbac.authorization.k8s.io/v1",
                 "kind": "RoleBinding",
-                "metadata": {"name": f"team-{team.name}", "namespace": namespace},
+                "metadata": {"name": f"e2e-team-{team.name}", "namespace": namespace},
                 "roleRef": {
                     "apiGroup": "rbac.authorization.k8s.io",
                     "kind": "ClusterRole",
-                    "name": TEAM_ROLE,
+                    "name": DEFAULT_TEAM_ROLE,
                 },
                 "subjects": [
                     {"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": group}
@@ -192,14 +209,19 @@ def control_plane(
     resolved: ResolvedCluster, tree: Path, state_dir: Path, declared: bool = True
 ) -> Iterator[Cluster]:
     """A control plane of the cluster's version started with exactly the flags the Cluster
-    declares (`declared=False`: the release's defaults), with the team identities."""
+    declares (`declared=False`: the release's defaults), with a user per team in the group
+    the tree's RoleBindings name (kube-local's default group where there is none)."""
     spec = resolved.cluster.spec
+    groups = emitted_groups(tree)
     gates = dict(spec.api_server.feature_gates) if declared else {}
     runtime = dict(spec.api_server.runtime_config) if declared else {}
     with kubelocal.running(
         spec.kubernetes_version,
         state_dir,
-        teams=[team.name for team in resolved.teams],
+        teams=[
+            f"{team.name}={groups[team.name]}" if team.name in groups else team.name
+            for team in resolved.teams
+        ],
         feature_gates=gates,
         runtime_config=runtime,
     ) as plane:
