@@ -240,6 +240,28 @@ def test_pods_get_gpus_only_through_dra(cluster: str, team: Team, namespace: str
         )
 
 
+def test_no_mig_device_plugin_resource_and_no_gpu_runtime_class() -> None:
+    """Two more ways to GPUs around DRA: the device plugin's per-profile MIG resources (on a
+    cluster whose GPUs MIG may partition) and the NVIDIA runtime class."""
+    cluster = admission("prod-east")
+    mig = {"nvidia.com/mig-1g.10gb": "1"}
+    assert_denied(
+        cluster.admit(pod("ml-research", [container(limits=mig)], priority="training")),
+        "gpufleet-dra-only",
+        "requests device-plugin resource nvidia.com/mig-1g.10gb in container main",
+    )
+    runtime = pod("ml-research", priority="training")
+    runtime.object["spec"]["runtimeClassName"] = "nvidia"
+    assert_denied(
+        cluster.admit(runtime),
+        "gpufleet-dra-only",
+        "Pod ml-research/my-pod uses runtime class nvidia, which gives a pod every GPU of its node",
+        "team ml-research gets GPUs only through DRA",
+    )
+    runtime.object["spec"]["runtimeClassName"] = "gvisor"
+    assert cluster.admit(runtime).outcome == "allowed"
+
+
 def _templates(cluster: str, namespace: str) -> list[str]:
     tree = example().tree
     prefix = f"clusters/{cluster}/{namespace}/resourceclaimtemplate_"

@@ -156,9 +156,11 @@ def test_argocd_may_sync_the_policies(compiled_example: Compiled) -> None:
     assert ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding") in allowed
 
 
-def _small_fleet(write_policies: PolicyWriter, tier_spec: str, fleet: str = "") -> Compiled:
+def _small_fleet(
+    write_policies: PolicyWriter, tier_spec: str, fleet: str = "", pools: str = ""
+) -> Compiled:
     files = {
-        "c.yaml": fleets.cluster(),
+        "c.yaml": fleets.cluster(pools=pools),
         "t.yaml": fleets.tier("big", tier_spec),
         "team.yaml": fleets.team("a", "[{tier: big, guaranteed: 1}]"),
     }
@@ -185,7 +187,7 @@ def test_without_a_fleet_nvidia_gpu_is_the_device_plugin_resource(
     write_policies: PolicyWriter,
 ) -> None:
     compiled = _small_fleet(write_policies, "{select: {models: [H100]}}")
-    assert forbidden_resources(compiled) == ["nvidia.com/gpu"]
+    assert forbidden_resources(compiled) == ["nvidia.com/gpu", *mig_resources(compiled)]
     quotas = [q["metadata"]["name"] for q in of_kind(compiled, "ResourceQuota", "c1")]
     assert "gpufleet-priorities" not in quotas  # no PriorityLadder: no priority quotas
     assert "gpufleet-devices" in quotas
@@ -200,9 +202,22 @@ def test_a_tier_serving_the_legacy_name_through_dra_lifts_the_ban(
         "  devicePluginResources: [nvidia.com/gpu, amd.com/gpu]\n"
     )
     served = "{select: {models: [H100]}, extendedResourceName: nvidia.com/gpu}"
-    assert forbidden_resources(_small_fleet(write_policies, served, fleet)) == ["amd.com/gpu"]
-    nothing = fleet.replace("[nvidia.com/gpu, amd.com/gpu]", "[]")
-    assert forbidden_resources(_small_fleet(write_policies, served, nothing)) is None
+    compiled = _small_fleet(write_policies, served, fleet)
+    assert forbidden_resources(compiled) == ["amd.com/gpu", *mig_resources(compiled)]
+    nothing = fleet.replace("[nvidia.com/gpu, amd.com/gpu]", "[]") + "  gpuRuntimeClasses: []\n"
+    no_mig = served.replace("H100]", "L40S]")
+    l40s = "\n    - {name: l40s, nodes: 1, gpu: L40S, gpusPerNode: 4, hostMemory: 512Gi, cpu: 64}\n"
+    assert forbidden_resources(_small_fleet(write_policies, no_mig, nothing, l40s)) is None
+
+
+def mig_resources(compiled: Compiled) -> list[str]:
+    """The device plugin's MIG resources of the GPUs MIG may partition (`mixed` strategy)."""
+    return sorted(
+        f"nvidia.com/mig-{profile.name}"
+        for pool in compiled.fleet.clusters[0].pools
+        if pool.model.mig is not None and pool.pool.mig != "disabled"
+        for profile in pool.model.mig.profiles
+    )
 
 
 def test_the_same_objects_are_valid_for_the_oldest_supported_kubernetes(

@@ -89,6 +89,7 @@ POD = record(
         containers=list_of(POD_CONTAINERS_ASSUMED, _CONTAINER),
         initContainers=list_of(POD_CONTAINERS_ASSUMED, _CONTAINER),
         priorityClassName=string(DNS_SUBDOMAIN),
+        runtimeClassName=string(DNS_SUBDOMAIN),
     ),
 )
 KUEUE_WORKLOAD = record(

@@ -38,6 +38,9 @@ RULE_FAMILIES = (
 DEFAULT_DEVICE_PLUGIN_RESOURCES: list[str] = list(
     FleetSpec.model_fields["device_plugin_resources"].default
 )
+DEFAULT_GPU_RUNTIME_CLASSES: list[str] = list(FleetSpec.model_fields["gpu_runtime_classes"].default)
+MIG_RESOURCE_PREFIX = "nvidia.com/mig-"
+"""The NVIDIA device plugin's resource per MIG profile (its `mixed` strategy)."""
 
 
 def entitlements(
@@ -52,6 +55,12 @@ def entitlements(
     for template in claims:
         templates[str(template.namespace)].append(template.name)
     plugin = fleet.spec.device_plugin_resources if fleet else DEFAULT_DEVICE_PLUGIN_RESOURCES
+    mig = {
+        f"{MIG_RESOURCE_PREFIX}{profile.name}"
+        for pool in cluster.pools
+        if pool.model.mig is not None and pool.pool.mig != "disabled"
+        for profile in pool.model.mig.profiles
+    }
     served_by_dra = {
         name for t in cluster.tiers if (name := t.tier.spec.extended_resource_name) is not None
     }
@@ -66,7 +75,10 @@ def entitlements(
         admin_namespaces=sorted(
             ns for team in cluster.teams if team.spec.admin_access for ns in team.spec.namespaces
         ),
-        device_plugin_resources=sorted(set(plugin) - served_by_dra),
+        device_plugin_resources=sorted((set(plugin) | mig) - served_by_dra),
+        gpu_runtime_classes=sorted(
+            fleet.spec.gpu_runtime_classes if fleet else DEFAULT_GPU_RUNTIME_CLASSES
+        ),
         claim_api=cluster.target.dra_api.removeprefix(f"{DRA_GROUP}/"),
     )
 

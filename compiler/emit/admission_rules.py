@@ -40,6 +40,7 @@ class Entitlements:
     """team -> its tolerations in words, `key=value:effect` (`*` for any), for messages"""
     admin_namespaces: list[str]
     device_plugin_resources: list[str]
+    gpu_runtime_classes: list[str]
     claim_api: str
     """The version of resource.k8s.io the cluster serves claims at (e.g. `v1`)."""
 

@@ -122,11 +122,13 @@ def priority_label(data: Entitlements) -> PolicyRule:
 
 
 def dra_only(data: Entitlements) -> PolicyRule | None:
-    """Pods in gpufleet namespaces request no device-plugin resource: DRA is the one model.
+    """Pods in gpufleet namespaces reach GPUs only through DRA: no device-plugin resource
+    (`nvidia.com/gpu`, the MIG resources `nvidia.com/mig-<profile>` of partitionable GPUs, any
+    the fleet lists) and no GPU runtime class (which hands every GPU of the node to the pod).
 
-    None when no resource is forbidden (the fleet lists none, or tiers serve them all).
+    None when nothing is forbidden (the fleet lists nothing, or tiers serve it all).
     """
-    if not data.device_plugin_resources:
+    if not data.device_plugin_resources and not data.gpu_runtime_classes:
         return None
     return PolicyRule(
         name="gpufleet-dra-only",
@@ -138,6 +140,7 @@ def dra_only(data: Entitlements) -> PolicyRule | None:
         variables=(
             *common_variables(data),
             ("forbidden", cel_literal(data.device_plugin_resources)),
+            ("runtimes", cel_literal(data.gpu_runtime_classes)),
             ("templates", cel_literal(dict(data.templates))),
             (
                 "containers",
@@ -152,6 +155,14 @@ def dra_only(data: Entitlements) -> PolicyRule | None:
                 "    || (has(c.resources.limits) && r in c.resources.limits)))",
             ),
             (
+                "asked",
+                "variables.offending.size() == 0 ? [] : variables.forbidden.filter(r,\n"
+                "  (has(variables.offending[0].resources.requests)\n"
+                "    && r in variables.offending[0].resources.requests)\n"
+                "  || (has(variables.offending[0].resources.limits)\n"
+                "    && r in variables.offending[0].resources.limits))",
+            ),
+            (
                 "claimable",
                 "request.namespace in variables.templates\n"
                 "  ? variables.templates[request.namespace] : []",
@@ -161,7 +172,7 @@ def dra_only(data: Entitlements) -> PolicyRule | None:
             Validation(
                 "variables.offending.size() == 0",
                 'variables.subject + " requests device-plugin resource "\n'
-                '+ variables.forbidden.join(" or ") + " in container "\n'
+                '+ variables.asked.join(" and ") + " in container "\n'
                 "+ variables.offending[0].name + (variables.offending.size() > 1\n"
                 '  ? " and " + string(variables.offending.size() - 1) + " more" : "")\n'
                 '+ ": team " + variables.team\n'
@@ -170,6 +181,16 @@ def dra_only(data: Entitlements) -> PolicyRule | None:
                 f"+ {listed('variables.claimable', '(none in this namespace)')}",
                 "gpufleet: pods in gpufleet namespaces get GPUs through DRA claims, not "
                 "device-plugin resources",
+            ),
+            Validation(
+                "!has(object.spec.runtimeClassName)\n"
+                "|| !(object.spec.runtimeClassName in variables.runtimes)",
+                'variables.subject + " uses runtime class " + object.spec.runtimeClassName\n'
+                '+ ", which gives a pod every GPU of its node: team " + variables.team\n'
+                '+ " gets GPUs only through DRA; drop runtimeClassName and claim devices from a"\n'
+                '+ " ResourceClaimTemplate: "\n'
+                f"+ {listed('variables.claimable', '(none in this namespace)')}",
+                "gpufleet: pods in gpufleet namespaces may not use a GPU runtime class",
             ),
         ),
     )

@@ -71,7 +71,11 @@ class FleetSpec(Strict):
     device_plugin_resources: Annotated[list[QualifiedName], Field(max_length=16)] = [
         "nvidia.com/gpu"
     ]
-    """Extended resources of device plugins that DRA-managed namespaces may not request."""
+    """Extended resources of device plugins that DRA-managed namespaces may not request (the
+    NVIDIA device plugin's MIG resources of GPUs MIG may partition, `nvidia.com/mig-<profile>`,
+    are always refused too)."""
+    gpu_runtime_classes: Annotated[list[Name], Field(max_length=16)] = ["nvidia"]
+    """RuntimeClasses that hand every GPU of a node to a pod; refused in team namespaces."""
 
 
 class Fleet(PolicyObject):

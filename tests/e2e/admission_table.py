@@ -7,7 +7,7 @@ use up quota); claims are created for real, since the quota must count them.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,6 +18,8 @@ from compiler.model.policy import PriorityLadder, Team
 from compiler.resolve import ResolvedCluster
 
 NOT_GRANTED_TAINT = "gpufleet.dev/e2e-never-granted"
+GPU_RUNTIME_CLASS = "nvidia"
+"""The RuntimeClass the NVIDIA GPU operator installs (the harness creates it)."""
 
 
 @dataclass(frozen=True)
@@ -140,11 +142,15 @@ def templates(tree: Path, namespace: str) -> list[dict[str, Any]]:
 
 
 def admission_table(
-    cluster: ResolvedCluster, ladder: PriorityLadder, tree: Path, mutating_served: bool
+    cluster: ResolvedCluster,
+    ladder: PriorityLadder,
+    tree: Path,
+    mutating_served: bool,
+    runtime_classes: Sequence[str],
 ) -> Iterator[Row]:
     """Every row for every team and namespace of the cluster (`mutating_served`: whether the
     cluster serves MutatingAdmissionPolicy, without which pods naming no class keep
-    priority 0)."""
+    priority 0; `runtime_classes`: the GPU runtime classes the fleet refuses)."""
     tiers = [t.name for t in cluster.tiers]
     driver = cluster.cluster.spec.driver
     owners = {ns: team.name for team in cluster.teams for ns in team.spec.namespaces}
@@ -152,6 +158,7 @@ def admission_table(
         for namespace in team.spec.namespaces:
             held = limits(team, namespace)
             yield from _pod_rows(team, namespace, ladder, mutating_served)
+            yield from _around_dra_rows(team, namespace, cluster, runtime_classes)
             yield from _claim_rows(team, namespace, tree, held, tiers, driver)
             others = sorted(ns for ns, owner in owners.items() if owner != team.name)
             if others:
@@ -164,6 +171,40 @@ def admission_table(
                     ("forbidden", "cannot create resource"),
                     dry_run=True,
                 )
+
+
+def _around_dra_rows(
+    team: Team, namespace: str, cluster: ResolvedCluster, runtime_classes: Sequence[str]
+) -> Iterator[Row]:
+    """A MIG device-plugin resource (where MIG may partition the cluster's GPUs) and the NVIDIA
+    runtime class (created by the harness, as the GPU operator does): ways to GPUs around DRA."""
+    profiles = [
+        profile.name
+        for pool in cluster.pools
+        if pool.model.mig is not None and pool.pool.mig != "disabled"
+        for profile in pool.model.mig.profiles
+    ]
+    if profiles:
+        resource = f"nvidia.com/mig-{profiles[0]}"
+        yield Row(
+            team.name,
+            namespace,
+            f"a pod asking for {resource}",
+            pod(namespace, "mig-plugin", container={"resources": {"limits": {resource: "1"}}}),
+            False,
+            (f"device-plugin resource {resource}",),
+            dry_run=True,
+        )
+    refused = GPU_RUNTIME_CLASS in runtime_classes
+    yield Row(
+        team.name,
+        namespace,
+        f"a pod of runtime class {GPU_RUNTIME_CLASS}",
+        pod(namespace, "gpu-runtime", runtimeClassName=GPU_RUNTIME_CLASS),
+        not refused,
+        (f"uses runtime class {GPU_RUNTIME_CLASS}",) if refused else (),
+        dry_run=True,
+    )
 
 
 def _pod_rows(

@@ -25,6 +25,7 @@ from compiler.emit.manifest import SYNC_WAVE
 from compiler.emit.namespaces import TEAM_LABEL
 from compiler.model.fleet import FleetSpec
 from compiler.resolve import ResolvedCluster
+from tests.e2e.admission_table import GPU_RUNTIME_CLASS
 from tests.e2e.policies import REPO
 
 KUEUE_CRDS = REPO / "compiler" / "schemas" / "kueue"
@@ -185,6 +186,19 @@ def bind_teams(cluster: Cluster, resolved: ResolvedCluster) -> None:
             }
             done = cluster.kubectl("apply", "-f", "-", input=json.dumps(binding))
             assert done.returncode == 0, done.stderr
+
+
+def install_gpu_runtime_class(cluster: Cluster) -> None:
+    """The RuntimeClass the NVIDIA GPU operator installs, so that a pod naming it meets
+    gpufleet's guardrail rather than the RuntimeClass plugin's "not found"."""
+    runtime = {
+        "apiVersion": "node.k8s.io/v1",
+        "kind": "RuntimeClass",
+        "metadata": {"name": GPU_RUNTIME_CLASS},
+        "handler": GPU_RUNTIME_CLASS,
+    }
+    done = cluster.kubectl("apply", "-f", "-", input=json.dumps(runtime))
+    assert done.returncode == 0, done.stderr
 
 
 def wait_for_type_checking(cluster: Cluster, timeout: float = 60) -> dict[str, Any]:

@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from compiler.model.fleet import FleetSpec
 from compiler.model.policy import PriorityLadder
 from compiler.pipeline import check_policies
 from compiler.resolve import ResolvedCluster
@@ -31,3 +32,11 @@ def resolved(policies: Path) -> tuple[dict[str, ResolvedCluster], PriorityLadder
     fleet, _ = check_policies(policies)
     assert fleet.ladder is not None
     return {c.name: c for c in fleet.clusters}, fleet.ladder
+
+
+def gpu_runtime_classes(policies: Path) -> list[str]:
+    """The runtime classes the fleet refuses in team namespaces (its default without a Fleet)."""
+    fleet = check_policies(policies)[0].fleet
+    spec = fleet.spec if fleet is not None else None
+    default: list[str] = FleetSpec.model_fields["gpu_runtime_classes"].default
+    return list(spec.gpu_runtime_classes) if spec is not None else default

@@ -24,10 +24,11 @@ from tests.e2e.control_plane import (
     apply_in_waves,
     bind_teams,
     control_plane,
+    install_gpu_runtime_class,
     manifest_paths,
     wait_for_type_checking,
 )
-from tests.e2e.policies import EXAMPLE, compile_tree, resolved
+from tests.e2e.policies import EXAMPLE, compile_tree, gpu_runtime_classes, resolved
 
 
 def field(obj: dict[str, Any], path: str) -> Any:
@@ -71,7 +72,10 @@ def run_row(cluster: Cluster, row: Row) -> str | None:
 
 
 def check_admission_table(
-    cluster: Cluster, resolved_cluster: ResolvedCluster, ladder: PriorityLadder
+    cluster: Cluster,
+    resolved_cluster: ResolvedCluster,
+    ladder: PriorityLadder,
+    runtime_classes: list[str],
 ) -> int:
     """Run every row; fail with the whole table of rows the server decided otherwise."""
     rows = list(
@@ -80,6 +84,7 @@ def check_admission_table(
             ladder,
             cluster.tree,
             resolved_cluster.serves(Feature.MUTATING_ADMISSION_POLICY),
+            runtime_classes,
         )
     )
     wrong = []
@@ -111,7 +116,10 @@ def check_cluster(policies: Path, out: Path, name: str, state_dir: Path) -> None
         }
         assert not any(warnings.values()), warnings
         bind_teams(cluster, resolved_cluster)
-        rows = check_admission_table(cluster, resolved_cluster, ladder)
+        install_gpu_runtime_class(cluster)
+        rows = check_admission_table(
+            cluster, resolved_cluster, ladder, gpu_runtime_classes(policies)
+        )
         assert rows > 10 * len(resolved_cluster.teams)
 
 
