@@ -245,6 +245,6 @@ def test_the_cohort_lends_only_untainted_devices_no_guarantee_needs(
     }
     assert lent["inference"] == tiers["inference"].usable - tiers["inference"].guaranteed == 12
     assert tiers["training"].tainted == 8
-    assert lent["training"] == tiers["training"].clean - (64 - 8)
+    assert lent["training"] == tiers["training"].untainted - (64 - 8)
     labels = compiled_example.tree[f"{EAST}/node-config/nodelabels_mig-config.yaml"]
     assert "prod-east-h100-15: all-disabled" in labels

@@ -278,7 +278,7 @@ def test_a_tainted_node_is_not_kept_partitioned_for_nobody(write_policies: Polic
     anything = tiers["any"]
     assert (anything.capacity, anything.tainted, anything.usable) == (8, 8, 8)
     # w's guarantee takes the tainted GPUs first: nothing untainted is promised, none to lend
-    assert (anything.clean_promised, anything.borrowable) == (0, 0)
+    assert (anything.untainted_promised, anything.borrowable) == (0, 0)
 
 
 def test_devices_no_holder_tolerates_are_not_usable(write_policies: PolicyWriter) -> None:

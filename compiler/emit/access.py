@@ -33,9 +33,7 @@ def role_bindings(cluster: ResolvedCluster, fleet: Fleet | None) -> list[Manifes
             cluster=cluster.name,
             namespace=namespace,
             labels={TEAM_LABEL: team.name},
-            annotations=provenance(
-                fleet.source.origin, f"teams[{team.name}]", WAVES["RoleBinding"]
-            ),
+            annotations=provenance(fleet.source.origin, f"teams[{team.name}]", WAVE),
         )
         for team in cluster.teams
         if (identity := spec.teams.get(team.name)) is not None

@@ -133,7 +133,7 @@ def admission_manifests(
         if rule.fleet_clause and fleet is not None:
             sources = f"{fleet.source.origin}#{rule.fleet_clause}, {sources}"
         manifests.append(_policy(cluster.name, rule, sources))
-        manifests.append(_binding(cluster.name, rule.name, _sources(origins, "namespaces")))
+        manifests.append(policy_binding(cluster.name, rule.name, _sources(origins, "namespaces")))
     return manifests + priority_quotas(cluster, ladder)
 
 
@@ -169,14 +169,22 @@ def _policy(cluster: str, rule: PolicyRule, sources: str) -> Manifest:
     )
 
 
-def _binding(cluster: str, policy: str, sources: str) -> Manifest:
+def policy_binding(
+    cluster: str,
+    policy: str,
+    sources: str,
+    kind: str = "ValidatingAdmissionPolicyBinding",
+    api_version: str = ADMISSION_API,
+) -> Manifest:
+    """The binding of an admission policy (validating or mutating) to the namespaces gpufleet
+    manages: those it labels as its own and as a team's."""
     return Manifest(
-        kind="ValidatingAdmissionPolicyBinding",
+        kind=kind,
         name=policy,
         template="admissionpolicybinding.yaml.j2",
         values={
-            "api_version": ADMISSION_API,
-            "kind": "ValidatingAdmissionPolicyBinding",
+            "api_version": api_version,
+            "kind": kind,
             "policy": policy,
             "match_labels": MANAGED_BY,
             "required_label": TEAM_LABEL,
@@ -184,7 +192,7 @@ def _binding(cluster: str, policy: str, sources: str) -> Manifest:
         cluster=cluster,
         annotations={
             SOURCE_ANNOTATION: sources,
-            SYNC_WAVE: str(WAVES["ValidatingAdmissionPolicyBinding"]),
+            SYNC_WAVE: str(WAVES[kind]),
         },
     )
 

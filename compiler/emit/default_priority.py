@@ -14,9 +14,9 @@ such pods run at priority 0 (resolve warns, GF603). docs/default-priority.md has
 from __future__ import annotations
 
 from compiler.cel.literal import cel_literal
+from compiler.emit.admission import policy_binding
 from compiler.emit.admission_rules import POD_RULE
-from compiler.emit.manifest import MANAGED_BY, SOURCE_ANNOTATION, SYNC_WAVE, Manifest
-from compiler.emit.namespaces import TEAM_LABEL
+from compiler.emit.manifest import SOURCE_ANNOTATION, SYNC_WAVE, Manifest
 from compiler.emit.waves import WAVES
 from compiler.model.policy import PriorityLadder
 from compiler.resolve import ResolvedCluster
@@ -82,21 +82,11 @@ def default_priority(cluster: ResolvedCluster, ladder: PriorityLadder | None) ->
             SYNC_WAVE: str(WAVES["MutatingAdmissionPolicy"]),
         },
     )
-    binding = Manifest(
-        kind="MutatingAdmissionPolicyBinding",
-        name=POLICY_NAME,
-        template="admissionpolicybinding.yaml.j2",
-        values={
-            "api_version": api,
-            "kind": "MutatingAdmissionPolicyBinding",
-            "policy": POLICY_NAME,
-            "match_labels": MANAGED_BY,
-            "required_label": TEAM_LABEL,
-        },
-        cluster=cluster.name,
-        annotations={
-            SOURCE_ANNOTATION: ", ".join(f"{o}#namespaces" for o in origins),
-            SYNC_WAVE: str(WAVES["MutatingAdmissionPolicyBinding"]),
-        },
+    binding = policy_binding(
+        cluster.name,
+        POLICY_NAME,
+        ", ".join(f"{o}#namespaces" for o in origins),
+        "MutatingAdmissionPolicyBinding",
+        api,
     )
     return [policy, binding]

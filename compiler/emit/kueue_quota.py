@@ -112,8 +112,8 @@ def cohort_groups(cluster: ResolvedCluster, plan: ClusterPlan) -> list[Group]:
     for tier in cluster.tiers:
         members = owners.get(tier.name, [])
         # only untainted devices are lent: a borrower may not tolerate a taint
-        promised = sum(solved[m].clean_promised for m in members)
-        headroom = max(0, solved[tier.name].clean - promised) if members else 0
+        promised = sum(solved[m].untainted_promised for m in members)
+        headroom = max(0, solved[tier.name].untainted - promised) if members else 0
         groups.append(Group(tier.name, (Quota(tier_resource(tier.name), Fraction(headroom)),)))
     kubelet = cluster.cluster.spec.kubelet
     total = ZERO

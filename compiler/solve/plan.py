@@ -24,7 +24,7 @@ class TierCapacity:
     limit: int
     tainted: int = 0
     idle: int = 0
-    clean_promised: int = 0
+    untainted_promised: int = 0
 
     @property
     def headroom(self) -> int:
@@ -37,14 +37,14 @@ class TierCapacity:
         return self.capacity - self.idle
 
     @property
-    def clean(self) -> int:
+    def untainted(self) -> int:
         """Devices without a blocking taint: anyone may be lent them."""
         return self.capacity - self.tainted
 
     @property
     def borrowable(self) -> int:
         """Untainted devices no guarantee of the tier needs: what it can lend to anyone."""
-        return max(0, self.clean - self.clean_promised)
+        return max(0, self.untainted - self.untainted_promised)
 
 
 @dataclass(frozen=True)
@@ -110,7 +110,7 @@ class ClusterPlan:
                     "headroom": t.headroom,
                     "tainted": t.tainted,
                     "usable": t.usable,
-                    "untaintedPromised": t.clean_promised,
+                    "untaintedPromised": t.untainted_promised,
                 }
                 for t in self.tiers
             },

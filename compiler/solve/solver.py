@@ -19,7 +19,6 @@ from compiler.solve.model import ClusterModel
 from compiler.solve.plan import (
     ClusterPlan,
     MigConfig,
-    TierCapacity,
     previous_label,
     run_length,
 )
@@ -72,10 +71,10 @@ def _solve_cluster(
     built = build_checked(cluster)
     for literal in built.enabled.values():
         built.model.add(literal == 1)
-    idle = sum(built.config_nodes(group, config) for group, config in idle_partitions(built))
-    if not isinstance(idle, int):  # tainted nodes partitioned for nobody: first, make them none
-        solver = _optimise(built, idle, deadline, cluster, minimise=True)
-        built.model.add(idle == int(solver.objective_value))
+    if idle := idle_partitions(built):  # tainted nodes partitioned for nobody: make them none
+        nodes = sum(built.config_nodes(group, config) for group, config in idle)
+        solver = _optimise(built, nodes, deadline, cluster, minimise=True)
+        built.model.add(nodes == int(solver.objective_value))
     if any(len(configs) > 1 for configs in built.configs.values()):  # else nothing can change
         changes = _changes(built, previous)
         solver = _optimise(built, changes, deadline, cluster, minimise=True)
@@ -190,21 +189,7 @@ def extract_plan(
             kind = f"{pool}/{'gpu' if device == 'gpu' else 'mig-' + device}"
             per_kind = assignments.setdefault(key, {})
             per_kind[kind] = per_kind.get(kind, 0) + gangs * built.guarantee(key).gang
-    tiers = []
-    for tier in cluster.tiers:
-        mine = [g for g in cluster.guarantees if g.tier == tier.name]
-        use = tier_use(cluster, tier.name, found)
-        tiers.append(
-            TierCapacity(
-                tier.name,
-                use.capacity,
-                sum(g.count for g in mine),
-                sum(g.limit for g in mine),
-                use.tainted,
-                use.idle,
-                use.clean_promised,
-            )
-        )
+    tiers = [tier_use(cluster, tier.name, found) for tier in cluster.tiers]
     return ClusterPlan(
         cluster.name,
         node_configs,

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from compiler.resolve import ResolvedCluster
 from compiler.solve.groups import NodeGroup
 from compiler.solve.model import ClusterModel, tolerated
+from compiler.solve.plan import TierCapacity
 from compiler.solve.shapes import NodeConfig
 
 
@@ -44,20 +45,8 @@ def pieces(group: NodeGroup, config: NodeConfig, nodes: int) -> Iterator[Piece]:
         yield Piece(pool, device, count, group.node_taints)
 
 
-@dataclass(frozen=True)
-class TierUse:
-    """What a tier's holders can use of the devices its selector reaches."""
-
-    capacity: int
-    tainted: int
-    idle: int
-    """Tainted devices that no holder of the tier tolerates."""
-    clean_promised: int
-    """Untainted devices the tier's guarantees need (tolerating holders take tainted first)."""
-
-
-def tier_use(cluster: ResolvedCluster, tier: str, found: list[Piece]) -> TierUse:
-    """How the devices `found` in a plan serve `tier`."""
+def tier_use(cluster: ResolvedCluster, tier: str, found: list[Piece]) -> TierCapacity:
+    """What the plan's devices (`found`) are to `tier`: capacity, promises, taints."""
     slots = {(k.pool, k.profile_name or "gpu") for k in cluster.tier(tier).kinds}
     holders = [g for g in cluster.guarantees if g.tier == tier]
     mine = [p for p in found if (p.pool, p.device) in slots and p.count]
@@ -68,11 +57,14 @@ def tier_use(cluster: ResolvedCluster, tier: str, found: list[Piece]) -> TierUse
     )
     tolerant = sum(g.count for g in holders if every_taint <= tolerated(cluster, g))
     guaranteed = sum(g.count for g in holders)
-    return TierUse(
+    return TierCapacity(
+        tier,
         capacity=sum(p.count for p in mine),
+        guaranteed=guaranteed,
+        limit=sum(g.limit for g in holders),
         tainted=sum(p.count for p in tainted),
         idle=sum(p.count for p in tainted) - usable_tainted,
-        clean_promised=guaranteed - min(usable_tainted, tolerant),
+        untainted_promised=guaranteed - min(usable_tainted, tolerant),
     )
 
 
