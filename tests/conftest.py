@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import textwrap
 from collections.abc import Callable
+from typing import Protocol
 from pathlib import Path
 
 import pytest
 from hypothesis import settings
 
 from compiler.cli import main
+from compiler.diagnostics import CompileError
+from compiler.migrate import migrate as run_migration
 from compiler.pipeline import Compiled, compile_policies
 from compiler.report.previous import read_previous_plans
 from compiler.solve import ClusterPlan
@@ -49,19 +53,32 @@ def policy_copy(tmp_path: Path) -> Path:
     return target
 
 
-PolicyWriter = Callable[[dict[str, str]], Path]
+class PolicyWriter(Protocol):
+    """`write_policies(files, migrate=True)`."""
+
+    def __call__(self, files: dict[str, str], migrate: bool = True) -> Path: ...
 
 
 @pytest.fixture
 def write_policies(tmp_path: Path) -> PolicyWriter:
-    """Write {relative path: YAML text} into a fresh policies/ directory and return it."""
+    """Write {relative path: YAML text} into a fresh policies/ directory and return it.
 
-    def write(files: dict[str, str]) -> Path:
+    Most tests write a team as one Team document that says everything (the layout before
+    grants), because that reads as the fleet the test is about; `gpufleet migrate` then moves
+    each such team's entitlements into its grant, as a user's fleet would be migrated, so
+    every one of these trees also exercises the migration. `migrate=False` writes the files
+    exactly as given (a tree that is not valid policy is left as written either way).
+    """
+
+    def write(files: dict[str, str], migrate: bool = True) -> Path:
         root = tmp_path / "policies"
         for relative, text in files.items():
             target = root / relative
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
+        if migrate:
+            with contextlib.suppress(CompileError):
+                run_migration(root)
         return root
 
     return write

@@ -1,6 +1,6 @@
 """Admission guardrails, by behaviour: the emitted policies run on admission requests.
 
-Expectations come from the Team documents (the policy source), never from the emitter's own
+Expectations come from the teams' grants and files (the policy source), never from the emitter's own
 entitlement tables, so a wrong table fails here. Every rule has an allowed and a denied case
 per team namespace of each cluster, plus the adversarial ones: a forbidden class hidden in a
 `firstAvailable` subrequest or a v1beta1 flat request, `nvidia.com/gpu` only in limits or only
@@ -16,8 +16,8 @@ import yaml
 
 from compiler.load import load_policies
 from compiler.model import build_policies
-from compiler.model.policy import Team
 from compiler.pipeline import Compiled, compile_policies
+from compiler.resolve.grants import GrantedTeam, granted_teams
 from compiler.resolve.teams import quota_namespace
 from compiler.validate import validate_object
 from tests.admission_harness import Cluster, Decision, Request
@@ -34,19 +34,20 @@ from tests.admission_requests import (
 from tests.conftest import EXAMPLE
 
 POLICIES = build_policies(load_policies(EXAMPLE))
+TEAMS = granted_teams(POLICIES.grants, POLICIES.teams, POLICIES.fleet, [])
 LADDER = [level.name for level in POLICIES.ladder.spec.levels] if POLICIES.ladder else []
 TIERS = sorted(t.name for t in POLICIES.tiers)
 TEAM_NAMESPACES = [
     (cluster.name, team, namespace)
     for cluster in POLICIES.clusters
-    for team in POLICIES.teams
+    for team in TEAMS
     if team.spec.clusters is None or cluster.name in team.spec.clusters
     for namespace in team.spec.namespaces
 ]
 ECC = "gpu.nvidia.com/ecc-errors"
 
 
-def case_id(case: tuple[str, Team, str]) -> str:
+def case_id(case: tuple[str, GrantedTeam, str]) -> str:
     return f"{case[0]}-{case[2]}"
 
 
@@ -60,7 +61,7 @@ def admission(cluster: str) -> Cluster:
     return Cluster.from_tree(example().tree, cluster)
 
 
-def entitled_tiers(team: Team, namespace: str) -> list[str]:
+def entitled_tiers(team: GrantedTeam, namespace: str) -> list[str]:
     return sorted({q.tier for q in team.spec.quotas if quota_namespace(team, q) == namespace})
 
 
@@ -84,7 +85,7 @@ parametrize_teams = pytest.mark.parametrize(
 
 @parametrize_teams
 def test_claims_may_name_the_tiers_the_namespace_holds(
-    cluster: str, team: Team, namespace: str
+    cluster: str, team: GrantedTeam, namespace: str
 ) -> None:
     tiers = entitled_tiers(team, namespace)
     assert tiers, "every example namespace holds a quota"
@@ -97,7 +98,7 @@ def test_claims_may_name_the_tiers_the_namespace_holds(
 
 @parametrize_teams
 def test_claims_naming_another_class_are_denied_with_what_to_use(
-    cluster: str, team: Team, namespace: str
+    cluster: str, team: GrantedTeam, namespace: str
 ) -> None:
     tiers = entitled_tiers(team, namespace)
     for forbidden in [t for t in TIERS if t not in tiers] + ["gpu.nvidia.com"]:
@@ -113,7 +114,7 @@ def test_claims_naming_another_class_are_denied_with_what_to_use(
 
 @parametrize_teams
 def test_a_forbidden_class_hidden_anywhere_in_a_claim_is_found(
-    cluster: str, team: Team, namespace: str
+    cluster: str, team: GrantedTeam, namespace: str
 ) -> None:
     tier = entitled_tiers(team, namespace)[0]
     forbidden = "gpu.nvidia.com"
@@ -163,7 +164,7 @@ def test_namespaces_gpufleet_does_not_manage_are_untouched() -> None:
 
 
 @parametrize_teams
-def test_pods_use_only_the_teams_priority_classes(cluster: str, team: Team, namespace: str) -> None:
+def test_pods_use_only_the_teams_priority_classes(cluster: str, team: GrantedTeam, namespace: str) -> None:
     allowed = sorted(team.spec.priorities)
     for priority in allowed:
         assert_allowed(admission(cluster), pod(namespace, priority=priority))
@@ -179,7 +180,7 @@ def test_pods_use_only_the_teams_priority_classes(cluster: str, team: Team, name
 
 @parametrize_teams
 def test_kueue_priority_labels_and_workloads_are_checked(
-    cluster: str, team: Team, namespace: str
+    cluster: str, team: GrantedTeam, namespace: str
 ) -> None:
     allowed = sorted(team.spec.priorities)
     forbidden = next(p for p in LADDER if p not in allowed)
@@ -216,7 +217,7 @@ def test_on_update_only_a_newly_set_priority_is_checked() -> None:
 
 
 @parametrize_teams
-def test_pods_get_gpus_only_through_dra(cluster: str, team: Team, namespace: str) -> None:
+def test_pods_get_gpus_only_through_dra(cluster: str, team: GrantedTeam, namespace: str) -> None:
     priority = team.spec.priorities[0]
     gpu = {"nvidia.com/gpu": "1"}
     cpu = {"cpu": "4", "memory": "16Gi"}
@@ -269,7 +270,7 @@ def _templates(cluster: str, namespace: str) -> list[str]:
 
 
 @parametrize_teams
-def test_claims_tolerate_only_what_the_team_may(cluster: str, team: Team, namespace: str) -> None:
+def test_claims_tolerate_only_what_the_team_may(cluster: str, team: GrantedTeam, namespace: str) -> None:
     tier = entitled_tiers(team, namespace)[0]
     granted = [t.model_dump(exclude_none=True) for t in team.spec.tolerations]
     for toleration in granted:
@@ -315,7 +316,7 @@ def test_the_burn_in_team_may_tolerate_ecc_errors_narrowly() -> None:
 
 
 @parametrize_teams
-def test_admin_access_only_in_admin_namespaces(cluster: str, team: Team, namespace: str) -> None:
+def test_admin_access_only_in_admin_namespaces(cluster: str, team: GrantedTeam, namespace: str) -> None:
     tier = entitled_tiers(team, namespace)[0]
     requests = [
         claim(namespace, exactly(tier, adminAccess=True)),

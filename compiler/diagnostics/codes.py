@@ -109,6 +109,8 @@ CODES: dict[str, Code] = _codes(
     Code("GF215", "no-such-device", E, EXIT_POLICY, "a node or device index outside the pool"),
     Code("GF216", "node-names", E, EXIT_POLICY, "a pool's nodeNames format cannot name its nodes"),
     Code("GF217", "untolerated-taint", W, EXIT_OK, "a device taint that no team tolerates"),
+    Code("GF218", "beyond-grant", E, EXIT_POLICY, "a team's own file asks more than its grant"),
+    Code("GF219", "no-grant", E, EXIT_POLICY, "a team has no grant from the platform"),
     Code(
         "GF220",
         "feature-unavailable",
@@ -158,6 +160,20 @@ CODES: dict[str, Code] = _codes(
         E,
         EXIT_POLICY,
         "a team's ClusterQueue would break a Kueue limit (resource groups, flavors)",
+    ),
+    Code(
+        "GF228",
+        "grant-split",
+        E,
+        EXIT_POLICY,
+        "a team splits a tier's grant between namespaces without each share",
+    ),
+    Code(
+        "GF229",
+        "codeowners",
+        E,
+        EXIT_POLICY,
+        "CODEOWNERS routes a policy file to other reviewers than its owners",
     ),
     Code("GF301", "cel-invalid", E, EXIT_INPUT, "a CEL selector does not compile or type-check"),
     Code(
@@ -222,12 +238,5 @@ CODES: dict[str, Code] = _codes(
         W,
         EXIT_OK,
         "an API kind the cluster does not serve is left out of its output",
-    ),
-    Code(
-        "GF604",
-        "unknown-team-identity",
-        W,
-        EXIT_OK,
-        "the fleet declares a group for a team that does not exist",
     ),
 )

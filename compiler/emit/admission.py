@@ -22,8 +22,9 @@ from compiler.emit.manifest import MANAGED_BY, SOURCE_ANNOTATION, SYNC_WAVE, Man
 from compiler.emit.namespaces import TEAM_LABEL
 from compiler.emit.waves import WAVES
 from compiler.model.fleet import FleetSpec
-from compiler.model.policy import Fleet, PriorityLadder, Team
+from compiler.model.policy import Fleet, PriorityLadder
 from compiler.resolve import ResolvedCluster
+from compiler.resolve.grants import GrantedTeam
 from compiler.versions import ADMISSION_GROUP, DRA_GROUP
 
 ADMISSION_API = f"{ADMISSION_GROUP}/v1"
@@ -83,7 +84,7 @@ def entitlements(
     )
 
 
-def _exists_grants(team: Team) -> dict[str, list[str]]:
+def _exists_grants(team: GrantedTeam) -> dict[str, list[str]]:
     """key -> effects the team may tolerate with any value (operator Exists)."""
     grants: dict[str, set[str]] = defaultdict(set)
     for toleration in team.spec.tolerations:
@@ -92,7 +93,7 @@ def _exists_grants(team: Team) -> dict[str, list[str]]:
     return {key: sorted(effects) for key, effects in grants.items()}
 
 
-def _equal_grants(team: Team) -> dict[str, dict[str, list[str]]]:
+def _equal_grants(team: GrantedTeam) -> dict[str, dict[str, list[str]]]:
     """key -> value -> effects the team may tolerate (operator Equal)."""
     grants: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
     for toleration in team.spec.tolerations:
@@ -101,7 +102,7 @@ def _equal_grants(team: Team) -> dict[str, dict[str, list[str]]]:
     return {k: {v: sorted(e) for v, e in values.items()} for k, values in grants.items()}
 
 
-def _in_words(team: Team) -> str:
+def _in_words(team: GrantedTeam) -> str:
     """The team's tolerations as `key=value:effect`, `*` for any value or effect."""
     return ", ".join(
         sorted(
@@ -122,7 +123,7 @@ def admission_manifests(
     if not cluster.teams:
         return []
     data = entitlements(cluster, fleet, claims)
-    origins = sorted({team.source.origin for team in cluster.teams})
+    origins = sorted({team.grant.source.origin for team in cluster.teams})
     manifests: list[Manifest] = []
     for family in RULE_FAMILIES:
         rule = family(data)
@@ -218,7 +219,7 @@ def priority_quotas(cluster: ResolvedCluster, ladder: PriorityLadder | None) -> 
                     namespace=namespace,
                     labels={TEAM_LABEL: team.name},
                     annotations={
-                        SOURCE_ANNOTATION: f"{team.source.origin}#priorities",
+                        SOURCE_ANNOTATION: f"{team.grant.source.origin}#priorities",
                         SYNC_WAVE: str(WAVES["ResourceQuota"]),
                     },
                 )

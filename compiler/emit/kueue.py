@@ -18,9 +18,10 @@ from compiler.emit.manifest import MANAGED_BY, Manifest, provenance
 from compiler.emit.namespaces import TEAM_LABEL
 from compiler.emit.waves import SKIP_DRY_RUN, WAVES
 from compiler.kueue_versions import kueue_release
-from compiler.model.policy import PriorityLadder, Team
+from compiler.model.policy import PriorityLadder
 from compiler.quantity import format_bytes, format_decimal
 from compiler.resolve import ResolvedCluster
+from compiler.resolve.grants import GrantedTeam
 from compiler.resolve.kueue import HOST_FLAVOR, root_cohort, team_cohort, tier_resource
 from compiler.solve import ClusterPlan
 
@@ -65,7 +66,7 @@ def render_groups(groups: list[Group]) -> list[dict[str, Any]]:
     ]
 
 
-def preemption(team: Team, ladder: PriorityLadder | None) -> dict[str, Any]:
+def preemption(team: GrantedTeam, ladder: PriorityLadder | None) -> dict[str, Any]:
     """The ClusterQueue's preemption policy, read off the ladder.
 
     Guarantees are reclaimable from any borrower (`reclaimWithinCohort: Any`). A team whose
@@ -134,7 +135,7 @@ def kueue_manifests(
                 template="cohort.yaml.j2",
                 values={"api_version": api, "parent": root, "groups": []},
                 cluster=name,
-                annotations=_annotations(first.source.origin, "cohort", "Cohort"),
+                annotations=_annotations(first.grant.source.origin, "cohort", "Cohort"),
             )
         )
     for team in cluster.teams:
@@ -157,7 +158,7 @@ def kueue_manifests(
                 },
                 cluster=name,
                 labels=labels,
-                annotations=_annotations(team.source.origin, "quotas", "ClusterQueue"),
+                annotations=_annotations(team.grant.source.origin, "quotas", "ClusterQueue"),
             )
         )
         manifests.extend(
@@ -170,7 +171,7 @@ def kueue_manifests(
                 namespace=namespace,
                 labels=labels,
                 annotations=_annotations(
-                    team.source.origin, f"namespaces[{namespace}]", "LocalQueue"
+                    team.grant.source.origin, f"namespaces[{namespace}]", "LocalQueue"
                 ),
             )
             for namespace in team.spec.namespaces

@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from compiler.model.policy import Team
 from compiler.resolve import ResolvedCluster
+from compiler.resolve.grants import GrantedTeam
 from compiler.resolve.host import ZERO, HostShare, allocatable, host_share
 from compiler.resolve.kueue import HOST_FLAVOR, tier_resource
 from compiler.solve import ClusterPlan
@@ -52,7 +52,7 @@ def _host_group(nominal: HostShare, borrowing: HostShare | None) -> Group:
     )
 
 
-def team_groups(cluster: ResolvedCluster, team: Team) -> list[Group]:
+def team_groups(cluster: ResolvedCluster, team: GrantedTeam) -> list[Group]:
     """The resource groups of a team's ClusterQueue (empty when it holds no quota here)."""
     held: dict[str, tuple[int, int]] = {}
     for g in cluster.guarantees:

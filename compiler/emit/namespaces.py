@@ -6,8 +6,6 @@ from collections import defaultdict
 
 from compiler.emit.manifest import Manifest, provenance
 from compiler.emit.waves import KEEP_ON_REMOVAL, WAVES
-from compiler.model.fleet import FleetSpec
-from compiler.model.policy import Fleet
 from compiler.resolve import ResolvedCluster
 
 WAVE_NAMESPACES = WAVES["Namespace"]
@@ -19,7 +17,6 @@ DRIVER_CLASSES = {"gpu.nvidia.com": ("gpu.nvidia.com", "mig.nvidia.com", "vfio.g
 """DeviceClasses the driver installs itself; quota 0 so no team bypasses the tiers."""
 LEGACY_GPU_KEY = "requests.nvidia.com/gpu"
 POD_SECURITY_LABEL = "pod-security.kubernetes.io/enforce"
-DEFAULT_POD_SECURITY: str = FleetSpec.model_fields["pod_security"].default
 
 
 def device_quota_key(device_class: str) -> str:
@@ -43,15 +40,12 @@ def extended_resource_keys(cluster: ResolvedCluster, limits: dict[str, int]) -> 
     return keys
 
 
-def namespaces(cluster: ResolvedCluster, fleet: Fleet | None) -> list[Manifest]:
-    """A Namespace per namespace of every team present in the cluster, enforcing the fleet's
-    Pod Security Standard (at the cluster's version); Argo CD never deletes one
-    (KEEP_ON_REMOVAL), so dropping a team from the policy leaves its workloads running."""
-    level = fleet.spec.pod_security if fleet else DEFAULT_POD_SECURITY
-    security = {
-        POD_SECURITY_LABEL: level,
-        f"{POD_SECURITY_LABEL}-version": f"v{cluster.cluster.spec.kubernetes_version}",
-    }
+def namespaces(cluster: ResolvedCluster) -> list[Manifest]:
+    """A Namespace per namespace of every team present in the cluster, enforcing the team's
+    Pod Security Standard (its grant's, else the fleet's, at the cluster's version); Argo CD
+    never deletes one (KEEP_ON_REMOVAL), so dropping a team from the policy leaves its
+    workloads running."""
+    version = f"v{cluster.cluster.spec.kubernetes_version}"
     return [
         Manifest(
             kind="Namespace",
@@ -59,10 +53,15 @@ def namespaces(cluster: ResolvedCluster, fleet: Fleet | None) -> list[Manifest]:
             template="namespace.yaml.j2",
             values={},
             cluster=cluster.name,
-            labels={TEAM_LABEL: team.name}
-            | security
+            labels={
+                TEAM_LABEL: team.name,
+                POD_SECURITY_LABEL: team.spec.pod_security,
+                f"{POD_SECURITY_LABEL}-version": version,
+            }
             | ({ADMIN_ACCESS_LABEL: "true"} if team.spec.admin_access else {}),
-            annotations=provenance(team.source.origin, f"namespaces[{namespace}]", WAVE_NAMESPACES)
+            annotations=provenance(
+                team.grant.source.origin, f"namespaces[{namespace}]", WAVE_NAMESPACES
+            )
             | KEEP_ON_REMOVAL,
         )
         for team in cluster.teams
@@ -94,7 +93,7 @@ def resource_quotas(cluster: ResolvedCluster) -> list[Manifest]:
                     cluster=cluster.name,
                     namespace=namespace,
                     labels={TEAM_LABEL: team.name},
-                    annotations=provenance(team.source.origin, "quotas", WAVE_QUOTAS),
+                    annotations=provenance(team.grant.source.origin, "quotas", WAVE_QUOTAS),
                 )
             )
     return manifests

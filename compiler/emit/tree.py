@@ -28,7 +28,7 @@ def cluster_manifests(cluster: ResolvedCluster, fleet: ResolvedFleet) -> list[Ma
         *device_classes(cluster),
         *priority_classes(cluster.name, fleet.ladder),
         *default_priority(cluster, fleet.ladder),
-        *namespaces(cluster, fleet.fleet),
+        *namespaces(cluster),
         *role_bindings(cluster, fleet.fleet),
         *resource_quotas(cluster),
         *claims,

@@ -41,3 +41,24 @@ def has_child(node: Any, step: str | int) -> bool:
     if isinstance(node, dict):
         return isinstance(step, str) and step in node
     return isinstance(node, list) and isinstance(step, int) and 0 <= step < len(node)
+
+
+@dataclass(frozen=True)
+class ComposedDocument(SourceDocument):
+    """A document put together from parts of others (a team's grant and its own file):
+    every diagnostic about a part points where that part was written.
+
+    `parts` maps a path of the composed data to the document and path it was taken from;
+    the longest matching prefix wins, and paths no part covers resolve in this document.
+    """
+
+    parts: Mapping[Path, tuple[SourceDocument, Path]] = field(default_factory=dict, repr=False)
+
+    def span(self, path: Path = ()) -> Span:
+        """The span of the node at `path`, in the document it was taken from."""
+        for end in range(len(path), -1, -1):
+            part = self.parts.get(tuple(path[:end]))
+            if part is not None:
+                document, taken_from = part
+                return document.span((*taken_from, *path[end:]))
+        return super().span(path)

@@ -24,6 +24,7 @@ from compiler.model.policy import (
     PolicyObject,
     PriorityLadder,
     Team,
+    TeamGrant,
 )
 
 
@@ -34,6 +35,8 @@ class Policies:
     clusters: tuple[Cluster, ...]
     tiers: tuple[GpuTier, ...]
     teams: tuple[Team, ...]
+    """The teams' own files."""
+    grants: tuple[TeamGrant, ...]
     taints: tuple[DeviceTaint, ...]
     ladder: PriorityLadder | None
     fleet: Fleet | None
@@ -61,6 +64,7 @@ def build_policies(documents: Iterable[SourceDocument]) -> Policies:
         clusters=tuple(of(Cluster)),
         tiers=tuple(of(GpuTier)),
         teams=tuple(of(Team)),
+        grants=tuple(of(TeamGrant)),
         taints=tuple(of(DeviceTaint)),
         ladder=ladders[0] if ladders else None,
         fleet=fleets[0] if fleets else None,

@@ -6,7 +6,8 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field
 
-from compiler.model.base import Name, PolicyObject, QualifiedName, Strict
+from compiler.model.base import Name, PolicyObject, Strict
+from compiler.model.grant import CodeOwner
 
 
 def _inside_repository(path: str) -> str:
@@ -35,22 +36,24 @@ class GitOps(Strict):
     project: Name = "gpufleet"
 
 
+ResourcePattern = Annotated[
+    str,
+    Field(
+        pattern=r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?/(\*|[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)$",
+        max_length=316,
+    ),
+]
+"""An extended resource name (`nvidia.com/gpu`) or a whole domain of them (`nvidia.com/*`)."""
+
+EnvironmentName = Annotated[str, Field(pattern=r"^[-._a-zA-Z][-._a-zA-Z0-9]*$", max_length=256)]
+
+
 class SystemNamespaces(Strict):
     """Where the platform's own GPU components run: no team may own these namespaces."""
 
     gpu_operator: Name = "gpu-operator"
     dra_driver: Name = "nvidia-dra-driver-gpu"
     kueue: Name = "kueue-system"
-
-
-GroupName = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9:._@+-]{0,252}$")]
-"""A group as the cluster's authenticator names it (client certificate O, OIDC groups claim)."""
-
-
-class TeamIdentity(Strict):
-    """Who a team is in its clusters."""
-
-    group: GroupName
 
 
 class FleetSpec(Strict):
@@ -60,22 +63,41 @@ class FleetSpec(Strict):
     system_namespaces: SystemNamespaces = SystemNamespaces()
     reserved_namespaces: Annotated[list[Name], Field(max_length=256)] = []
     """Further namespaces no team may own (monitoring, ingress, ...)."""
-    teams: Annotated[dict[Name, TeamIdentity], Field(max_length=4096)] = {}
-    """Each team's group in the clusters, declared by the platform (never by the team): it gets
-    `teamRole` in the team's namespaces and nothing elsewhere."""
+    owners: Annotated[list[CodeOwner], Field(max_length=32)] = []
+    """The platform's code owners: they review the fleet, clusters, tiers, taints and every
+    grant. With owners declared, `gpufleet check` fails when CODEOWNERS routes a policy file
+    elsewhere (`gpufleet codeowners` writes its block)."""
+    codeowners: Annotated[
+        str,
+        Field(pattern=r"^[A-Za-z0-9._/-]+$", max_length=255),
+        AfterValidator(_inside_repository),
+    ] = ".github/CODEOWNERS"
+    """The CODEOWNERS file, relative to the repository root."""
     team_role: Name = "edit"
-    """The ClusterRole a team's group is bound to in each of its namespaces."""
+    """The ClusterRole a team's group (declared in its grant) is bound to in each of its
+    namespaces."""
     pod_security: Literal["baseline", "restricted"] = "baseline"
     """The Pod Security Standard enforced in team namespaces: `baseline` refuses privileged
     pods and host paths such as /dev, which would reach GPUs around DRA."""
-    device_plugin_resources: Annotated[list[QualifiedName], Field(max_length=16)] = [
-        "nvidia.com/gpu"
+    device_plugin_resources: Annotated[list[ResourcePattern], Field(max_length=16)] = [
+        "nvidia.com/*"
     ]
-    """Extended resources of device plugins that DRA-managed namespaces may not request (the
-    NVIDIA device plugin's MIG resources of GPUs MIG may partition, `nvidia.com/mig-<profile>`,
-    are always refused too)."""
+    """Device-plugin resources team namespaces may not request unless their grant allows it:
+    exact names or a whole domain (`nvidia.com/*`: `nvidia.com/gpu`, the MIG resources
+    `nvidia.com/mig-<profile>`, ...). A name a tier serves through DRA (its
+    `extendedResourceName`) stays allowed."""
     gpu_runtime_classes: Annotated[list[Name], Field(max_length=16)] = ["nvidia"]
-    """RuntimeClasses that hand every GPU of a node to a pod; refused in team namespaces."""
+    """RuntimeClasses that hand every GPU of a node to a pod; refused in team namespaces
+    unless their grant allows them."""
+    gpu_environment: Annotated[list[EnvironmentName], Field(max_length=16)] = [
+        "NVIDIA_VISIBLE_DEVICES",
+        "NVIDIA_DRIVER_CAPABILITIES",
+    ]
+    """Container environment variables the NVIDIA container runtime reads to expose GPUs;
+    refused in team namespaces unless their grant allows them."""
+    deny_unowned_claims: bool = False
+    """Refuse GPU claims (of a tier's or the driver's DeviceClasses) in namespaces no team
+    owns, other than the system namespaces."""
 
 
 class Fleet(PolicyObject):

@@ -5,15 +5,17 @@ from __future__ import annotations
 from compiler.model.base import API_VERSION, PolicyObject
 from compiler.model.cluster import DEFAULT_DRIVER, KUBERNETES_VERSIONS, Cluster, NodePool
 from compiler.model.fleet import Fleet
+from compiler.model.grant import TeamGrant
 from compiler.model.priority import MAX_PRIORITY, PriorityLadder, PriorityLevel
 from compiler.model.taint import DeviceTaint
-from compiler.model.team import Quota, Team
+from compiler.model.team import Team, Toleration
 from compiler.model.tier import GpuTier
 
 KINDS: dict[str, type[PolicyObject]] = {
     "Cluster": Cluster,
     "GpuTier": GpuTier,
     "Team": Team,
+    "TeamGrant": TeamGrant,
     "PriorityLadder": PriorityLadder,
     "DeviceTaint": DeviceTaint,
     "Fleet": Fleet,
@@ -33,6 +35,7 @@ __all__ = [
     "PolicyObject",
     "PriorityLadder",
     "PriorityLevel",
-    "Quota",
     "Team",
+    "TeamGrant",
+    "Toleration",
 ]

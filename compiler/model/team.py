@@ -1,4 +1,11 @@
-"""Team: namespaces, quotas per tier, priorities and the device taints it may tolerate."""
+"""Team: the team's own file, which shapes its use of what its grant allows.
+
+A team's file is routed to the team for review (CODEOWNERS), so nothing in it grants
+anything: every field here either shapes use (gang sizes, which granted namespace holds which
+quota, the default priority, memory QoS) or narrows what the grant allows (a subset of its
+namespaces, clusters, priorities and tolerations, less than its guarantee or limit). A field
+left out takes the grant's value. What a team file asks beyond its grant is GF218.
+"""
 
 from __future__ import annotations
 
@@ -8,24 +15,12 @@ from pydantic import Field, model_validator
 
 from compiler.model.base import Name, PolicyObject, QualifiedName, Strict
 
-
-class Quota(Strict):
-    """A team's share of one tier: guaranteed devices, a borrowing limit, a gang size."""
-
-    tier: Name
-    guaranteed: Annotated[int, Field(ge=0, le=10_000_000)]
-    limit: Annotated[int, Field(ge=0, le=10_000_000)] | None = None
-    gang: Annotated[int, Field(ge=1, le=32)] = 1
-    namespace: Name | None = None
-
-    @property
-    def effective_limit(self) -> int:
-        """The limit, defaulting to the guarantee."""
-        return self.guaranteed if self.limit is None else self.limit
+DeviceCount = Annotated[int, Field(ge=0, le=10_000_000)]
+MemoryQoS = Literal["guaranteed", "burstable"]
 
 
 class Toleration(Strict):
-    """A device taint the team's claims may tolerate (and get in their claim templates)."""
+    """A device taint a team's claims may tolerate (and get in their claim templates)."""
 
     key: QualifiedName
     operator: Literal["Exists", "Equal"] = "Exists"
@@ -40,28 +35,48 @@ class Toleration(Strict):
             raise ValueError("operator Exists takes no value")
         return self
 
+    def covers(self, other: Toleration) -> bool:
+        """Whether every taint `other` tolerates is tolerated by this one too."""
+        if self.key != other.key or self.effect not in (None, other.effect):
+            return False
+        return self.operator == "Exists" or (
+            other.operator == "Equal" and other.value == self.value
+        )
+
+
+class QuotaUse(Strict):
+    """How the team uses its grant of one tier: the namespace, the gang size, and less
+    than the grant if it wants (several entries of one tier split the grant between
+    namespaces, each with its own `guaranteed`)."""
+
+    tier: Name
+    namespace: Name | None = None
+    guaranteed: DeviceCount | None = None
+    limit: DeviceCount | None = None
+    gang: Annotated[int, Field(ge=1, le=32)] = 1
+
 
 class TeamSpec(Strict):
-    """A team's namespaces, clusters, quotas and what it may use."""
+    """What the team's own file may say (everything optional: the grant decides)."""
 
-    namespaces: Annotated[list[Name], Field(min_length=1, max_length=64)]
+    namespaces: Annotated[list[Name], Field(min_length=1, max_length=64)] | None = None
+    """The granted namespaces the team uses (default: all of them)."""
     clusters: Annotated[list[Name], Field(max_length=256)] | None = None
-    quotas: Annotated[list[Quota], Field(max_length=256)] = []
-    priorities: Annotated[list[Name], Field(max_length=64)] = []
+    """The granted clusters the team uses (default: all of them)."""
+    quotas: Annotated[list[QuotaUse], Field(max_length=256)] = []
+    """How each granted tier is used (a tier left out is used whole, unganged)."""
+    priorities: Annotated[list[Name], Field(max_length=64)] | None = None
     default_priority: Name | None = None
-    """The class a pod that names none gets (default: the lowest of `priorities`)."""
-    memory_qos: Annotated[Literal["guaranteed", "burstable"], Field(alias="memoryQoS")] = (
-        "burstable"
-    )
-    tolerations: Annotated[list[Toleration], Field(max_length=16)] = []
-    admin_access: bool = False
-    """Whether the team's namespaces may make `adminAccess: true` device requests."""
+    """The class a pod that names none gets (default: the lowest of the priorities)."""
+    memory_qos: Annotated[MemoryQoS, Field(alias="memoryQoS")] = "burstable"
+    tolerations: Annotated[list[Toleration], Field(max_length=16)] | None = None
+    admin_access: bool | None = None
     cohort: Name | None = None
-    """The Kueue cohort of the team's ClusterQueue (default: the cluster's)."""
+    """Must be the grant's cohort if given (only the platform places a team in a cohort)."""
 
 
 class Team(PolicyObject):
-    """A team: compiles to namespaces, quotas and claim templates."""
+    """A team's own file: compiles, with its grant, to namespaces, quotas and claim templates."""
 
     kind: Literal["Team"]
-    spec: TeamSpec
+    spec: TeamSpec = TeamSpec()

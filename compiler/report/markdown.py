@@ -140,8 +140,10 @@ def _held_by(cluster: ResolvedCluster) -> str:
 
 def _origins(fleet: ResolvedFleet) -> dict[str, str]:
     objects: list[PolicyObject | None] = [fleet.ladder, fleet.fleet]
+    for team in fleet.teams:
+        objects += [team.grant, team.file]
     for cluster in fleet.clusters:
-        objects += [cluster.cluster, *cluster.teams, *(t.tier for t in cluster.tiers)]
+        objects += [cluster.cluster, *(t.tier for t in cluster.tiers)]
     return {o.source.file: o.source.origin for o in objects if o is not None}
 
 

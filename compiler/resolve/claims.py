@@ -6,6 +6,8 @@ Shared by the resolve checks (which warn about what is left out) and the claim e
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from compiler.model.team import Toleration
 from compiler.resolve.fleet import Guarantee, ResolvedCluster, tolerates
 
@@ -45,7 +47,7 @@ def quota_fallbacks(cluster: ResolvedCluster, guarantee: Guarantee) -> tuple[lis
 
 
 def cluster_tolerations(
-    cluster: ResolvedCluster, tolerations: list[Toleration]
+    cluster: ResolvedCluster, tolerations: Sequence[Toleration]
 ) -> list[Toleration]:
     """The tolerations that match at least one device taint of the cluster, in policy order."""
     return [t for t in tolerations if any(tolerates(t, r.taint) for r in cluster.taints)]

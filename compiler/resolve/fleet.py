@@ -14,9 +14,9 @@ from compiler.model.policy import (
     GpuTier,
     NodePool,
     PriorityLadder,
-    Team,
 )
 from compiler.model.team import Toleration
+from compiler.resolve.grants import GrantedTeam
 from compiler.resolve.inventory import DeviceKind
 from compiler.versions import Feature, Target, target
 
@@ -53,7 +53,7 @@ class TierInCluster:
 class Guarantee:
     """One quota clause of one team, in one cluster and namespace."""
 
-    team: Team
+    team: GrantedTeam
     quota_index: int
     tier: str
     namespace: str
@@ -138,7 +138,7 @@ class ResolvedCluster:
     cluster: Cluster
     pools: tuple[ResolvedPool, ...]
     tiers: tuple[TierInCluster, ...]
-    teams: tuple[Team, ...]
+    teams: tuple[GrantedTeam, ...]
     guarantees: tuple[Guarantee, ...]
     taints: tuple[ResolvedTaint, ...] = ()
 
@@ -185,3 +185,5 @@ class ResolvedFleet:
     ladder: PriorityLadder | None
     fleet: Fleet | None
     warnings: tuple[Diagnostic, ...]
+    teams: tuple[GrantedTeam, ...]
+    """Every granted team, sorted by name (each cluster holds those present there)."""

@@ -8,19 +8,20 @@ CD's namespace would put gpufleet's quota on the controller that syncs every oth
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from compiler.diagnostics import Diagnostic
-from compiler.model import Policies
-from compiler.model.fleet import SystemNamespaces
+from compiler.model.fleet import Fleet, SystemNamespaces
+from compiler.resolve.grants import GrantedTeam
 
 KUBERNETES_NAMESPACES = frozenset({"default", "kube-node-lease", "kube-public", "kube-system"})
 RESERVED_PREFIX = "kube-"
 """Kubernetes reserves the `kube-` prefix for its own namespaces."""
 
 
-def reserved_namespaces(policies: Policies) -> dict[str, str]:
+def reserved_namespaces(fleet: Fleet | None) -> dict[str, str]:
     """Namespace names teams may not claim, each with the reason why."""
     reserved = {name: "a Kubernetes system namespace" for name in KUBERNETES_NAMESPACES}
-    fleet = policies.fleet
     system = fleet.spec.system_namespaces if fleet is not None else SystemNamespaces()
     for field, component in (
         ("gpu_operator", "the NVIDIA GPU operator"),
@@ -39,10 +40,12 @@ def reserved_namespaces(policies: Policies) -> dict[str, str]:
     return reserved
 
 
-def check_namespaces(policies: Policies, problems: list[Diagnostic]) -> None:
+def check_namespaces(
+    teams: Sequence[GrantedTeam], fleet: Fleet | None, problems: list[Diagnostic]
+) -> None:
     """Report every team namespace that is reserved or has the `kube-` prefix."""
-    reserved = reserved_namespaces(policies)
-    for team in policies.teams:
+    reserved = reserved_namespaces(fleet)
+    for team in teams:
         for index, namespace in enumerate(team.spec.namespaces):
             reason = reserved.get(namespace)
             if reason is None and namespace.startswith(RESERVED_PREFIX):
@@ -56,25 +59,3 @@ def check_namespaces(policies: Policies, problems: list[Diagnostic]) -> None:
                         ("teams own namespaces of their own; choose another name",),
                     )
                 )
-
-
-def check_identities(policies: Policies, warnings: list[Diagnostic]) -> None:
-    """Warn where the fleet declares an identity for a team no Team defines: a misspelling
-    leaves the real team without access, a team that left leaves a stale line (bound to
-    nothing, so harmless)."""
-    if policies.fleet is None:
-        return
-    known = {team.name for team in policies.teams}
-    for name in policies.fleet.spec.teams:
-        if name not in known:
-            warnings.append(
-                Diagnostic(
-                    "GF604",
-                    f"the fleet declares a group for team {name!r}, which no Team defines",
-                    policies.fleet.source.span(("spec", "teams", name, "<key>")),
-                    (
-                        "no RoleBinding is written for it; remove the line or fix the name "
-                        f"(teams: {', '.join(sorted(known)) or '(none)'})",
-                    ),
-                )
-            )

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from compiler.diagnostics import Diagnostic
-from compiler.model.policy import Team
 from compiler.resolve.fleet import ResolvedCluster
+from compiler.resolve.grants import GrantedTeam
 
 RESOURCE_PREFIX = "gpufleet.dev/"
 HOST_FLAVOR = "gpufleet-host"
@@ -23,7 +23,7 @@ def root_cohort(cluster: ResolvedCluster) -> str:
     return cluster.cluster.spec.kueue.cohort or cluster.name
 
 
-def team_cohort(cluster: ResolvedCluster, team: Team) -> str:
+def team_cohort(cluster: ResolvedCluster, team: GrantedTeam) -> str:
     """The cohort a team's ClusterQueue joins: the team's own (under the root), else the root."""
     return team.spec.cohort or root_cohort(cluster)
 

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from compiler.diagnostics import Diagnostic
-from compiler.model.policy import PriorityLadder, PriorityLevel, Team
+from compiler.model.policy import PriorityLadder, PriorityLevel
+from compiler.resolve.grants import GrantedTeam
 
 
 def check_ladder(ladder: PriorityLadder | None, problems: list[Diagnostic]) -> None:
@@ -53,7 +54,7 @@ def check_ladder(ladder: PriorityLadder | None, problems: list[Diagnostic]) -> N
             )
 
 
-def team_default(team: Team, ladder: PriorityLadder | None) -> PriorityLevel | None:
+def team_default(team: GrantedTeam, ladder: PriorityLadder | None) -> PriorityLevel | None:
     """The level a pod of the team that names no PriorityClass gets: the team's
     `defaultPriority`, else its lowest priority; None when the team may use none."""
     if ladder is None:

@@ -7,10 +7,10 @@ from collections.abc import Sequence
 from compiler.catalog import Catalog
 from compiler.diagnostics import CompileError, Diagnostic, Severity
 from compiler.model import Policies
-from compiler.model.policy import Team
 from compiler.resolve.features import check_fallback_quotas, check_features
 from compiler.resolve.fleet import ResolvedCluster, ResolvedFleet, TierInCluster
-from compiler.resolve.isolation import check_identities, check_namespaces
+from compiler.resolve.grants import GrantedTeam, granted_teams
+from compiler.resolve.isolation import check_namespaces
 from compiler.resolve.kubelet import check_kubelet
 from compiler.resolve.kueue import check_kueue
 from compiler.resolve.ladder import check_ladder
@@ -29,21 +29,21 @@ def resolve(policies: Policies, catalog: Catalog) -> ResolvedFleet:
     """Resolve every reference of the policies; raise CompileError if any is broken."""
     problems: list[Diagnostic] = []
     check_ladder(policies.ladder, problems)
-    check_namespaces(policies, problems)
+    teams = granted_teams(policies.grants, policies.teams, policies.fleet, problems)
+    check_namespaces(teams, policies.fleet, problems)
     usable_tiers = [t for t in policies.tiers if check_tier(t, catalog, problems)]
     check_tier_options(policies.tiers, problems)
     cluster_warnings: list[Diagnostic] = []
-    check_identities(policies, cluster_warnings)
     cluster_names = {c.name for c in policies.clusters}
     tier_names = {t.name for t in policies.tiers}
-    owners: dict[str, Team] = {}
-    for team in policies.teams:
+    owners: dict[str, GrantedTeam] = {}
+    for team in teams:
         check_team(team, cluster_names, tier_names, policies.ladder, owners, problems)
 
     clusters: list[ResolvedCluster] = []
     matched_anywhere: set[str] = set()
     failed: set[str] = set()
-    teams_of = _teams_by_cluster(policies.teams, [c.name for c in policies.clusters])
+    teams_of = _teams_by_cluster(teams, [c.name for c in policies.clusters])
     for cluster in policies.clusters:
         pools = resolve_pools(cluster, catalog, problems)
         tiers: dict[str, TierInCluster] = {}
@@ -55,17 +55,17 @@ def resolve(policies: Policies, catalog: Catalog) -> ResolvedFleet:
                 tiers[tier.name] = resolved
                 if resolved.kinds:
                     matched_anywhere.add(tier.name)
-        teams = teams_of.get(cluster.name, ())
-        guarantees = [g for t in teams for g in team_guarantees(t, cluster.name, tiers, problems)]
+        present = teams_of.get(cluster.name, ())
+        guarantees = [g for t in present for g in team_guarantees(t, cluster.name, tiers, problems)]
         taints = resolve_taints(
-            cluster.name, policies.taints, pools, teams, catalog, cluster.spec.driver, problems
+            cluster.name, policies.taints, pools, present, catalog, cluster.spec.driver, problems
         )
         clusters.append(
             ResolvedCluster(
                 cluster,
                 pools,
                 tuple(t for t in tiers.values() if t.kinds),
-                teams,
+                present,
                 tuple(sorted(guarantees, key=lambda g: g.key)),
                 taints,
             )
@@ -101,7 +101,7 @@ def resolve(policies: Policies, catalog: Catalog) -> ResolvedFleet:
                     (f"clusters: {', '.join(sorted(cluster_names))}",),
                 )
             )
-    used = {q.tier for t in policies.teams for q in t.spec.quotas}
+    used = {q.tier for t in teams for q in t.spec.quotas}
     warnings = [
         Diagnostic(
             "GF211",
@@ -131,12 +131,14 @@ def resolve(policies: Policies, catalog: Catalog) -> ResolvedFleet:
     errors = [p for p in problems if p.severity is Severity.ERROR]
     if errors:
         raise CompileError([*errors, *warnings])
-    return ResolvedFleet(tuple(clusters), policies.ladder, policies.fleet, tuple(warnings))
+    return ResolvedFleet(tuple(clusters), policies.ladder, policies.fleet, tuple(warnings), teams)
 
 
-def _teams_by_cluster(teams: Sequence[Team], clusters: list[str]) -> dict[str, tuple[Team, ...]]:
+def _teams_by_cluster(
+    teams: Sequence[GrantedTeam], clusters: list[str]
+) -> dict[str, tuple[GrantedTeam, ...]]:
     """Each cluster's teams in policy order: those that name it, and those on every cluster."""
-    found: dict[str, list[Team]] = {name: [] for name in clusters}
+    found: dict[str, list[GrantedTeam]] = {name: [] for name in clusters}
     for team in teams:
         named = clusters if team.spec.clusters is None else dict.fromkeys(team.spec.clusters)
         for name in named:

@@ -5,9 +5,10 @@ from __future__ import annotations
 from compiler.catalog import Catalog
 from compiler.cel import CelCompileError, CelEvaluationError, compile_expression
 from compiler.diagnostics import Diagnostic
-from compiler.model.policy import DeviceTaint, Team
+from compiler.model.policy import DeviceTaint
 from compiler.model.tier import GpuTier, GpuTierSpec
 from compiler.resolve.fleet import ResolvedPool, ResolvedTaint, TaintTarget, tolerates
+from compiler.resolve.grants import GrantedTeam
 from compiler.resolve.selectors import UnknownModel, selector_expression
 
 
@@ -15,7 +16,7 @@ def resolve_taints(
     cluster: str,
     taints: tuple[DeviceTaint, ...],
     pools: tuple[ResolvedPool, ...],
-    teams: tuple[Team, ...],
+    teams: tuple[GrantedTeam, ...],
     catalog: Catalog,
     driver: str,
     problems: list[Diagnostic],

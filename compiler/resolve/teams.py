@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 from compiler.diagnostics import Diagnostic
-from compiler.model.policy import PriorityLadder, Quota, Team
+from compiler.model.policy import PriorityLadder
 from compiler.resolve.fleet import Guarantee, TierInCluster
+from compiler.resolve.grants import GrantedTeam, Quota
 
 
 def check_team(
-    team: Team,
+    team: GrantedTeam,
     clusters: set[str],
     tiers: set[str],
     ladder: PriorityLadder | None,
-    owners: dict[str, Team],
+    owners: dict[str, GrantedTeam],
     problems: list[Diagnostic],
 ) -> None:
     """Report every dangling reference and ownership conflict of one team."""
@@ -78,7 +79,7 @@ def check_team(
                     (f"tiers: {', '.join(sorted(tiers))}",),
                 )
             )
-        if quota.effective_limit < quota.guaranteed:
+        if quota.limit < quota.guaranteed:
             problems.append(
                 Diagnostic(
                     "GF206",
@@ -134,7 +135,7 @@ def check_team(
         seen.add((quota.tier, quota_ns or ""))
 
 
-def quota_namespace(team: Team, quota: Quota) -> str | None:
+def quota_namespace(team: GrantedTeam, quota: Quota) -> str | None:
     """The namespace a quota applies to: its own, or the team's only one."""
     if quota.namespace is not None:
         return quota.namespace
@@ -142,7 +143,7 @@ def quota_namespace(team: Team, quota: Quota) -> str | None:
 
 
 def team_guarantees(
-    team: Team, cluster: str, tiers: dict[str, TierInCluster], problems: list[Diagnostic]
+    team: GrantedTeam, cluster: str, tiers: dict[str, TierInCluster], problems: list[Diagnostic]
 ) -> list[Guarantee]:
     """The team's quotas in one cluster; a tier that selects nothing there is an error."""
     guarantees = []
@@ -172,7 +173,7 @@ def team_guarantees(
                 quota.tier,
                 namespace,
                 quota.guaranteed,
-                quota.effective_limit,
+                quota.limit,
                 quota.gang,
             )
         )

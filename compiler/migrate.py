@@ -1,0 +1,297 @@
+"""`gpufleet migrate`: move what a team's own file grants itself into a platform grant.
+
+Before grants, a team's file said everything: namespaces, clusters, each tier's guarantee
+and limit, priorities, tolerations, admin access and cohort (and the Fleet listed each
+team's group under `spec.teams`). For every team that has no TeamGrant yet, this writes
+`grants/<team>.yaml` with exactly those entitlements and leaves in the team's file only how
+the team uses them (gang sizes, which namespace holds a split tier, the default priority,
+memory QoS), so the fleet compiles to the same objects. Comments and layout of the edited
+files are kept (ruamel.yaml round trip); a team that already has a grant is left alone, so a
+second run changes nothing.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import posixpath
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+from compiler.diagnostics import Span, fail
+from compiler.load import load_policies
+from compiler.load.document import SourceDocument
+from compiler.model.base import API_VERSION
+from compiler.model.build import build_object
+from compiler.model.team import Team
+
+GRANTS_DIRECTORY = "grants"
+SCHEMA_COMMENT = "# yaml-language-server: $schema="
+MOVED = ("namespaces", "clusters", "priorities", "tolerations", "adminAccess", "cohort")
+"""Team file fields that only narrow a grant: moved into the grant whole."""
+
+
+@dataclass(frozen=True)
+class Migration:
+    """What a migration wrote: new grant files and edited files (paths below the root)."""
+
+    grants: tuple[str, ...]
+    edited: tuple[str, ...]
+    files: dict[str, str]
+    """Every file to write, path below the policy directory -> its new text."""
+
+
+def plan_migration(root: Path) -> Migration:
+    """The files a migration of `root` writes, computed without writing anything; raises
+    CompileError if a policy file cannot be read or a team file cannot be migrated."""
+    documents = load_policies(root)
+    granted = {_name(d) for d in _of_kind(documents, "TeamGrant")}
+    pending = [team for d in _of_kind(documents, "Team") if (team := _team(d)).name not in granted]
+    fleet = next(iter(_of_kind(documents, "Fleet")), None)
+    groups = _fleet_groups(fleet)
+    if not pending and not groups:
+        return Migration((), (), {})
+
+    editor = _Editor(root)
+    files: dict[str, str] = {}
+    grants: list[str] = []
+    for team in pending:
+        relative = f"{GRANTS_DIRECTORY}/{team.name}.yaml"
+        if (root / relative).exists() or relative in files:
+            raise fail(
+                "GF502",
+                f"cannot write the grant of team {team.name!r}: {relative} exists",
+                Span(str(root / relative)),
+                "move that file away, or write the team's grant into it by hand",
+            )
+        files[relative] = _grant_text(team, groups.get(team.name), editor.schema_line(team))
+        grants.append(relative)
+        editor.strip_team(team)
+    if fleet is not None and groups:
+        editor.drop_fleet_groups(fleet)
+    files.update(editor.texts())
+    edited = sorted(path for path in files if path not in grants)
+    return Migration(tuple(grants), tuple(edited), dict(sorted(files.items())))
+
+
+def migrate(root: Path) -> Migration:
+    """Plan the migration of `root` and write it (each file atomically)."""
+    migration = plan_migration(root)
+    for relative, text in migration.files.items():
+        _write_file(root / relative, text)
+    return migration
+
+
+def _of_kind(documents: list[SourceDocument], kind: str) -> list[SourceDocument]:
+    return [d for d in documents if isinstance(d.data, dict) and d.data.get("kind") == kind]
+
+
+def _name(document: SourceDocument) -> object:
+    metadata = document.data.get("metadata")
+    return metadata.get("name") if isinstance(metadata, dict) else None
+
+
+def _team(document: SourceDocument) -> Team:
+    built = build_object(document)
+    assert isinstance(built, Team)
+    if built.spec.namespaces is None:
+        raise fail(
+            "GF219",
+            f"team {built.name!r} has no grant, and its file names no namespaces to grant it",
+            document.span(("spec",)),
+            f"write its grant by hand: {GRANTS_DIRECTORY}/{built.name}.yaml",
+        )
+    return built
+
+
+def _fleet_groups(fleet: SourceDocument | None) -> dict[str, str]:
+    """The team groups the Fleet declared before grants (`spec.teams: {team: {group}}`)."""
+    if fleet is None:
+        return {}
+    teams = fleet.data.get("spec", {}).get("teams") if isinstance(fleet.data, dict) else None
+    if not isinstance(teams, dict):
+        return {}
+    found = {}
+    for name, identity in teams.items():
+        if not (isinstance(identity, dict) and isinstance(identity.get("group"), str)):
+            raise fail(
+                "GF107",
+                f"`spec.teams.{name}` must be a mapping with a `group`",
+                fleet.span(("spec", "teams", name)),
+            )
+        found[str(name)] = identity["group"]
+    return found
+
+
+def _grant_text(team: Team, group: str | None, schema_line: str | None) -> str:
+    """The TeamGrant of a team file written before grants: everything it granted itself."""
+    spec = team.spec
+    grant: dict[str, Any] = {}
+    if group is not None:
+        grant["group"] = group
+    grant["namespaces"] = list(spec.namespaces or ())
+    if spec.clusters is not None:
+        grant["clusters"] = list(spec.clusters)
+    totals: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for use in spec.quotas:
+        guaranteed = use.guaranteed or 0
+        totals[use.tier][0] += guaranteed
+        totals[use.tier][1] += guaranteed if use.limit is None else use.limit
+    if totals:
+        grant["quotas"] = [
+            {"tier": tier, "guaranteed": g} | ({"limit": limit} if limit != g else {})
+            for tier, (g, limit) in totals.items()
+        ]
+    if spec.priorities:
+        grant["priorities"] = list(spec.priorities)
+    if spec.tolerations:
+        grant["tolerations"] = [
+            t.model_dump(by_alias=True, exclude_none=True, exclude_defaults=False)
+            for t in spec.tolerations
+        ]
+    if spec.admin_access:
+        grant["adminAccess"] = True
+    if spec.cohort is not None:
+        grant["cohort"] = spec.cohort
+    document = {
+        "apiVersion": API_VERSION,
+        "kind": "TeamGrant",
+        "metadata": {"name": team.name},
+        "spec": grant,
+    }
+    header = (
+        f"# What the platform grants team {team.name} (moved out of its own file by "
+        "`gpufleet migrate`).\n"
+        "# The platform owns this file; the team's file only shapes how the team uses it.\n"
+    )
+    return (schema_line or "") + header + _dump(document)
+
+
+def _dump(data: Any) -> str:
+    yaml = _round_trip()
+    yaml.default_flow_style = None
+    stream = io.StringIO()
+    yaml.dump(_flow_leaves(data), stream)
+    return stream.getvalue()
+
+
+def _flow_leaves(data: Any) -> Any:
+    """Lists of scalars and mappings of scalars in flow style (`[a, b]`, `{key: x}`), the way
+    the example policies are written; everything else in block style."""
+    if isinstance(data, dict):
+        node = CommentedMap((k, _flow_leaves(v)) for k, v in data.items())
+        if all(not isinstance(v, (dict, list)) for v in data.values()) and len(data) <= 4:
+            node.fa.set_flow_style()
+        return node
+    if isinstance(data, list):
+        seq = CommentedSeq(_flow_leaves(v) for v in data)
+        if all(not isinstance(v, (dict, list)) for v in data):
+            seq.fa.set_flow_style()
+        return seq
+    return data
+
+
+def _round_trip() -> YAML:
+    yaml = YAML(typ="rt")
+    yaml.indent(mapping=2, sequence=4, offset=2)
+    yaml.width = 100
+    yaml.preserve_quotes = True
+    return yaml
+
+
+class _Editor:
+    """The policy files a migration edits, loaded once each with ruamel.yaml's round trip."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.loaded: dict[str, list[Any]] = {}
+        self.changed: set[str] = set()
+
+    def _relative(self, document: SourceDocument) -> str:
+        return document.origin.split("/", 1)[1]
+
+    def _documents(self, relative: str) -> list[Any]:
+        if relative not in self.loaded:
+            text = (self.root / relative).read_text(encoding="utf-8")
+            self.loaded[relative] = list(_round_trip().load_all(text))
+        return self.loaded[relative]
+
+    def schema_line(self, team: Team) -> str | None:
+        """The team file's `yaml-language-server` schema comment, re-pointed from the grant's
+        directory (None if it has none)."""
+        relative = self._relative(team.source)
+        text = (self.root / relative).read_text(encoding="utf-8")
+        first = text.split("\n", 1)[0]
+        if not first.startswith(SCHEMA_COMMENT):
+            return None
+        target = first.removeprefix(SCHEMA_COMMENT).strip()
+        if "://" not in target and not target.startswith("/"):
+            absolute = posixpath.normpath(posixpath.join(posixpath.dirname(relative), target))
+            target = posixpath.relpath(absolute, GRANTS_DIRECTORY)
+        return f"{SCHEMA_COMMENT}{target}\n"
+
+    def strip_team(self, team: Team) -> None:
+        """Remove from the team's document what its grant now holds."""
+        relative = self._relative(team.source)
+        spec = self._documents(relative)[team.source.index].get("spec")
+        if not isinstance(spec, dict):
+            return
+        single_namespace = len(team.spec.namespaces or ()) == 1
+        for key in MOVED:
+            spec.pop(key, None)
+        quotas = spec.get("quotas")
+        if isinstance(quotas, list):
+            per_tier: dict[str, int] = defaultdict(int)
+            for use in team.spec.quotas:
+                per_tier[use.tier] += 1
+            kept = CommentedSeq()
+            for use, node in zip(team.spec.quotas, quotas, strict=True):
+                if per_tier[use.tier] == 1:
+                    node.pop("guaranteed", None)
+                    node.pop("limit", None)
+                if single_namespace:
+                    node.pop("namespace", None)
+                if node.get("gang", 1) == 1:
+                    node.pop("gang", None)
+                if set(node) != {"tier"}:
+                    kept.append(node)
+            if kept:
+                spec["quotas"] = kept
+            else:
+                del spec["quotas"]
+        if not spec:
+            del self._documents(relative)[team.source.index]["spec"]
+        self.changed.add(relative)
+
+    def drop_fleet_groups(self, fleet: SourceDocument) -> None:
+        """Remove the Fleet's `spec.teams` (the groups now live in the grants)."""
+        relative = self._relative(fleet)
+        spec = self._documents(relative)[fleet.index].get("spec")
+        if isinstance(spec, dict) and "teams" in spec:
+            del spec["teams"]
+            self.changed.add(relative)
+
+    def texts(self) -> dict[str, str]:
+        """The new text of every edited file."""
+        found = {}
+        for relative in sorted(self.changed):
+            stream = io.StringIO()
+            _round_trip().dump_all(self.loaded[relative], stream)
+            found[relative] = stream.getvalue()
+        return found
+
+
+def _write_file(target: Path, text: str) -> None:
+    """Write `text` to `target` so that a crash leaves the old file or the new, never half."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = target.with_name(f".{target.name}.migrating")
+    with staging.open("w", encoding="utf-8") as handle:
+        handle.write(text)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(staging, target)

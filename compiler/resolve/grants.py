@@ -1,0 +1,406 @@
+"""Each team as its grant and its own file make it: what the rest of the compiler sees.
+
+The platform's grant (`TeamGrant`) says what a team may have; the team's own file (`Team`)
+says how it uses that, and may narrow it. Anything the file asks beyond the grant is GF218,
+pointing at the request and at the grant it exceeds. A field the file leaves out takes the
+grant's value, and every diagnostic about the team points where the value was written
+(`ComposedDocument`).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from compiler.diagnostics import Diagnostic
+from compiler.load.document import ComposedDocument, Path, SourceDocument
+from compiler.model.fleet import Fleet, FleetSpec
+from compiler.model.grant import Allowances, PodSecurityLevel, TeamGrant, TierGrant
+from compiler.model.team import MemoryQoS, QuotaUse, Team, Toleration
+
+DEFAULT_POD_SECURITY: PodSecurityLevel = FleetSpec.model_fields["pod_security"].default
+
+
+@dataclass(frozen=True)
+class Quota:
+    """A team's share of one tier in one namespace: guaranteed devices, a borrowing limit
+    and a gang size (`namespace` None: the team's only namespace, if it has one)."""
+
+    tier: str
+    namespace: str | None
+    guaranteed: int
+    limit: int
+    gang: int
+
+
+@dataclass(frozen=True)
+class TeamSpec:
+    """What a team has and how it uses it, grant and own file together."""
+
+    namespaces: tuple[str, ...]
+    clusters: tuple[str, ...] | None
+    """None: every cluster."""
+    quotas: tuple[Quota, ...]
+    priorities: tuple[str, ...]
+    default_priority: str | None
+    memory_qos: MemoryQoS
+    tolerations: tuple[Toleration, ...]
+    admin_access: bool
+    cohort: str | None
+    pod_security: PodSecurityLevel
+    allow: Allowances
+    group: str | None
+    owners: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class GrantedTeam:
+    """A team: its grant, its own file (if it has one yet) and what they make together."""
+
+    name: str
+    spec: TeamSpec
+    source: ComposedDocument
+    """Paths of `spec` resolve to where each value was written (grant or team file)."""
+    grant: TeamGrant
+    file: Team | None
+
+
+def granted_teams(
+    grants: Sequence[TeamGrant],
+    files: Sequence[Team],
+    fleet: Fleet | None,
+    problems: list[Diagnostic],
+) -> tuple[GrantedTeam, ...]:
+    """Every granted team, sorted by name; a team file without a grant is GF219 and one
+    that asks beyond its grant GF218 (the team is still returned, so later checks can go
+    on and report what else is wrong)."""
+    by_name = {grant.name: grant for grant in grants}
+    for file in files:
+        if file.name not in by_name:
+            problems.append(
+                Diagnostic(
+                    "GF219",
+                    f"team {file.name!r} has no grant: only the platform gives a team "
+                    "namespaces, tiers and priorities",
+                    file.source.span(("metadata", "name")),
+                    (
+                        f"add a TeamGrant named {file.name!r} (policies/grants/"
+                        f"{file.name}.yaml); `gpufleet migrate` writes it from this file",
+                    ),
+                )
+            )
+    own = {file.name: file for file in files}
+    level = fleet.spec.pod_security if fleet is not None else DEFAULT_POD_SECURITY
+    return tuple(
+        _Merge(grant, own.get(grant.name), level, problems).team()
+        for grant in sorted(grants, key=lambda g: g.name)
+    )
+
+
+class _Merge:
+    """One grant and one team file (or none) merged, with every excess reported."""
+
+    def __init__(
+        self,
+        grant: TeamGrant,
+        file: Team | None,
+        pod_security: PodSecurityLevel,
+        problems: list[Diagnostic],
+    ) -> None:
+        self.grant, self.file, self.problems = grant, file, problems
+        self.default_pod_security = pod_security
+        self.parts: dict[Path, tuple[SourceDocument, Path]] = {}
+        self.asked = file.spec if file is not None else None
+
+    def team(self) -> GrantedTeam:
+        grant = self.grant.spec
+        self._check_grant()
+        spec = TeamSpec(
+            namespaces=self._subset("namespaces", grant.namespaces),
+            clusters=(
+                self._subset("clusters", grant.clusters)
+                if grant.clusters is not None
+                else self._taken("clusters")
+            ),
+            quotas=self._quotas(),
+            priorities=self._subset("priorities", grant.priorities),
+            default_priority=self.asked.default_priority if self.asked else None,
+            memory_qos=self.asked.memory_qos if self.asked else "burstable",
+            tolerations=self._tolerations(),
+            admin_access=self._admin_access(),
+            cohort=self._cohort(),
+            pod_security=grant.pod_security or self.default_pod_security,
+            allow=grant.allow,
+            group=grant.group,
+            owners=tuple(grant.owners),
+        )
+        base = self.file.source if self.file is not None else self.grant.source
+        self.parts.setdefault(("spec", "cohort"), (self.grant.source, ("spec", "cohort")))
+        if self.file is None:
+            self.parts[()] = (self.grant.source, ())
+        source = ComposedDocument(
+            base.file, base.origin, base.index, base.data, base.positions, self.parts
+        )
+        return GrantedTeam(self.grant.name, spec, source, self.grant, self.file)
+
+    # -- the grant itself ------------------------------------------------------------------
+
+    def _check_grant(self) -> None:
+        seen: dict[str, int] = {}
+        for index, tier in enumerate(self.grant.spec.quotas):
+            path = ("spec", "quotas", index)
+            if tier.effective_limit < tier.guaranteed:
+                self.problems.append(
+                    Diagnostic(
+                        "GF206",
+                        f"the grant of team {self.grant.name!r}, tier {tier.tier!r}: limit "
+                        f"{tier.limit} is below the guarantee {tier.guaranteed}",
+                        self.grant.source.span((*path, "limit")),
+                        (
+                            "the limit is what the team may use when borrowing: at least the "
+                            "guarantee",
+                        ),
+                    )
+                )
+            if seen.setdefault(tier.tier, index) != index:
+                self.problems.append(
+                    Diagnostic(
+                        "GF212",
+                        f"the grant of team {self.grant.name!r} lists tier {tier.tier!r} twice",
+                        self.grant.source.span(path),
+                        ("merge the two",),
+                        (
+                            (
+                                "first listed here",
+                                self.grant.source.span(("spec", "quotas", seen[tier.tier])),
+                            ),
+                        ),
+                    )
+                )
+
+    # -- narrowing -------------------------------------------------------------------------
+
+    def _exceeds(self, message: str, asked: Path, granted: Path, hint: str) -> None:
+        assert self.file is not None
+        self.problems.append(
+            Diagnostic(
+                "GF218",
+                f"team {self.grant.name!r} asks {message}",
+                self.file.source.span(asked),
+                (hint, "only the platform changes a grant: ask it to, in the grant's file"),
+                (("the grant it exceeds", self.grant.source.span(granted)),),
+            )
+        )
+
+    def _taken(self, field: str) -> tuple[str, ...] | None:
+        """The team file's list for a field the grant leaves open (clusters: None = all)."""
+        asked = getattr(self.asked, field) if self.asked else None
+        if asked is None:
+            return None
+        self._from_file(field)
+        return tuple(asked)
+
+    def _subset(self, field: str, granted: Sequence[str]) -> tuple[str, ...]:
+        """The team file's list for `field` if it names only granted items, else the grant's
+        (items beyond it reported)."""
+        key = _camel(field)
+        asked: list[str] | None = getattr(self.asked, field) if self.asked else None
+        if asked is None:
+            self.parts[("spec", key)] = (self.grant.source, ("spec", key))
+            return tuple(granted)
+        beyond = [i for i, item in enumerate(asked) if item not in granted]
+        for index in beyond:
+            self._exceeds(
+                f"for {_singular(key)} {asked[index]!r}, which its grant does not give it",
+                ("spec", key, index),
+                ("spec", key),
+                f"granted: {', '.join(granted) or '(none)'}",
+            )
+        if beyond:
+            self.parts[("spec", key)] = (self.grant.source, ("spec", key))
+            return tuple(granted)
+        self._from_file(field)
+        return tuple(asked)
+
+    def _from_file(self, field: str) -> None:
+        assert self.file is not None
+        key = _camel(field)
+        self.parts[("spec", key)] = (self.file.source, ("spec", key))
+
+    def _tolerations(self) -> tuple[Toleration, ...]:
+        granted = self.grant.spec.tolerations
+        asked = self.asked.tolerations if self.asked else None
+        if asked is None:
+            self.parts[("spec", "tolerations")] = (self.grant.source, ("spec", "tolerations"))
+            return tuple(granted)
+        beyond = [i for i, t in enumerate(asked) if not any(g.covers(t) for g in granted)]
+        for index in beyond:
+            t = asked[index]
+            self._exceeds(
+                f"to tolerate {t.key}={t.value or '*'}:{t.effect or '*'}, which its grant does "
+                "not allow",
+                ("spec", "tolerations", index),
+                ("spec", "tolerations"),
+                "granted: "
+                + (
+                    ", ".join(f"{g.key}={g.value or '*'}:{g.effect or '*'}" for g in granted)
+                    or "(none)"
+                ),
+            )
+        if beyond:
+            self.parts[("spec", "tolerations")] = (self.grant.source, ("spec", "tolerations"))
+            return tuple(granted)
+        self._from_file("tolerations")
+        return tuple(asked)
+
+    def _admin_access(self) -> bool:
+        granted = self.grant.spec.admin_access
+        asked = self.asked.admin_access if self.asked else None
+        if asked is None:
+            self.parts[("spec", "adminAccess")] = (self.grant.source, ("spec", "adminAccess"))
+            return granted
+        if asked and not granted:
+            self._exceeds(
+                "for adminAccess, which its grant does not give it",
+                ("spec", "adminAccess"),
+                ("spec",),
+                "adminAccess reads every device of a node, allocated or not: remove it",
+            )
+            return False
+        self._from_file("admin_access")
+        return asked
+
+    def _cohort(self) -> str | None:
+        granted = self.grant.spec.cohort
+        asked = self.asked.cohort if self.asked else None
+        if asked is not None and asked != granted:
+            self._exceeds(
+                f"for Kueue cohort {asked!r}; its grant places it in "
+                + (f"{granted!r}" if granted else "the cluster's cohort"),
+                ("spec", "cohort"),
+                ("spec", "cohort") if granted else ("spec",),
+                "a cohort shares unused quota between its members: remove `cohort:`",
+            )
+        return granted
+
+    # -- quotas ----------------------------------------------------------------------------
+
+    def _quotas(self) -> tuple[Quota, ...]:
+        """Per granted tier, in the grant's order: the team file's uses of it (checked against
+        the grant) or, if it names none, the grant whole, in the team's only namespace."""
+        uses: dict[str, list[tuple[int, QuotaUse]]] = defaultdict(list)
+        granted = {tier.tier: index for index, tier in enumerate(self.grant.spec.quotas)}
+        for index, use in enumerate(self.asked.quotas if self.asked else ()):
+            if use.tier in granted:
+                uses[use.tier].append((index, use))
+            else:
+                self._exceeds(
+                    f"for a quota of tier {use.tier!r}, which its grant does not give it",
+                    ("spec", "quotas", index, "tier"),
+                    ("spec", "quotas"),
+                    "granted tiers: "
+                    + (", ".join(t.tier for t in self.grant.spec.quotas) or "(none)"),
+                )
+        quotas: list[Quota] = []
+        for tier_index, tier in enumerate(self.grant.spec.quotas):
+            grant_path: Path = ("spec", "quotas", tier_index)
+            tier_uses = uses.get(tier.tier)
+            if not tier_uses:
+                self.parts[("spec", "quotas", len(quotas))] = (self.grant.source, grant_path)
+                quotas.append(Quota(tier.tier, None, tier.guaranteed, tier.effective_limit, gang=1))
+                continue
+            quotas.extend(self._uses(tier, grant_path, tier_uses, len(quotas)))
+        if self.asked and self.asked.quotas:
+            self.parts.setdefault(("spec", "quotas"), (self.file_source, ("spec", "quotas")))
+        else:
+            self.parts[("spec", "quotas")] = (self.grant.source, ("spec", "quotas"))
+        return tuple(quotas)
+
+    @property
+    def file_source(self) -> SourceDocument:
+        assert self.file is not None
+        return self.file.source
+
+    def _uses(
+        self,
+        tier: TierGrant,
+        grant_path: Path,
+        uses: list[tuple[int, QuotaUse]],
+        first: int,
+    ) -> list[Quota]:
+        """One tier's uses: a single use defaults to the whole grant; several split it and
+        say each share; together they stay within the grant."""
+        split = len(uses) > 1
+        quotas: list[Quota] = []
+        for offset, (index, use) in enumerate(uses):
+            path: Path = ("spec", "quotas", index)
+            self.parts[("spec", "quotas", first + offset)] = (self.file_source, path)
+            if split and use.guaranteed is None:
+                self.problems.append(
+                    Diagnostic(
+                        "GF228",
+                        f"team {self.grant.name!r} splits its grant of tier {tier.tier!r} "
+                        "between namespaces without saying this one's share",
+                        self.file_source.span(path),
+                        (
+                            f"give each use of {tier.tier!r} its `guaranteed` (and `limit`); "
+                            f"together at most the grant's {tier.guaranteed} and "
+                            f"{tier.effective_limit}",
+                        ),
+                        (("the grant", self.grant.source.span(grant_path)),),
+                    )
+                )
+            guaranteed = use.guaranteed
+            if guaranteed is None:
+                guaranteed = 0 if split else tier.guaranteed
+                self.parts[("spec", "quotas", first + offset, "guaranteed")] = (
+                    self.grant.source,
+                    (*grant_path, "guaranteed"),
+                )
+            limit = use.limit
+            if limit is None:
+                limit = guaranteed if split else max(tier.effective_limit, guaranteed)
+                if not split:
+                    self.parts[("spec", "quotas", first + offset, "limit")] = (
+                        self.grant.source,
+                        (*grant_path, "limit"),
+                    )
+            quotas.append(Quota(tier.tier, use.namespace, guaranteed, limit, use.gang))
+        for field, total, granted in (
+            ("guaranteed", sum(q.guaranteed for q in quotas), tier.guaranteed),
+            ("limit", sum(q.limit for q in quotas), tier.effective_limit),
+        ):
+            if total > granted:
+                index, asked = _last_explicit(uses, field)
+                what = "guaranteed devices" if field == "guaranteed" else "devices at most"
+                self._exceeds(
+                    f"for {total} {what} of tier {tier.tier!r}, beyond the {granted} its "
+                    "grant gives it",
+                    ("spec", "quotas", index, asked),
+                    (
+                        *grant_path,
+                        field if field == "guaranteed" or tier.limit is not None else "guaranteed",
+                    ),
+                    f"ask for at most {granted} in all",
+                )
+        return quotas
+
+
+def _last_explicit(uses: list[tuple[int, QuotaUse]], field: str) -> tuple[int, str]:
+    """The last use that states `field` (else its guarantee, which the limit defaults to):
+    where a total beyond the grant is reported."""
+    for candidate in (field, "guaranteed"):
+        for index, use in reversed(uses):
+            if getattr(use, candidate) is not None:
+                return index, candidate
+    return uses[-1][0], field
+
+
+def _camel(field: str) -> str:
+    head, *rest = field.split("_")
+    return head + "".join(word.title() for word in rest)
+
+
+def _singular(key: str) -> str:
+    return {"namespaces": "namespace", "clusters": "cluster", "priorities": "priority"}[key]
