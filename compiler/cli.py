@@ -16,8 +16,12 @@ from pathlib import Path
 from compiler.diagnostics import CompileError, Diagnostic, Span, exit_code_for, fail
 from compiler.diagnostics.codes import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, EXIT_POLICY
 from compiler.diagnostics.formats import FORMATS, FORMATTERS
+from compiler.load.loader import display_path
+from compiler.migrate import migrate, plan_migration
 from compiler.model.schema import policy_schema_text
-from compiler.pipeline import Compiled, check_policies
+from compiler.owners import codeowners_text, ownership, ownership_problems
+from compiler.pipeline import Compiled, check_policies, resolve_policies
+from compiler.resolve import ResolvedFleet
 from compiler.review import (
     REVIEW_COMMANDS,
     add_review_arguments,
@@ -120,6 +124,25 @@ def _parser() -> argparse.ArgumentParser:
                 action="store_true",
                 help="write nothing; exit 1 listing the files that are stale",
             )
+    for name, summary in (
+        ("migrate", "move what team files grant themselves into platform grants (grants/)"),
+        ("codeowners", "write the CODEOWNERS block that routes each policy file to its owners"),
+    ):
+        sub = commands.add_parser(name, help=summary, description=summary)
+        sub.add_argument(
+            "--policies",
+            type=Path,
+            default=Path("policies"),
+            help="policy directory (default: policies)",
+        )
+        sub.add_argument(
+            "--format", choices=FORMATS, default=None, help="diagnostic format (default: text)"
+        )
+        sub.add_argument(
+            "--check",
+            action="store_true",
+            help="write nothing; exit 1 if anything would change",
+        )
     commands.add_parser(
         "schema",
         help="print the JSON Schema of the policy language",
@@ -150,9 +173,14 @@ def _run(args: argparse.Namespace, fmt: str) -> int:
             )
         )
         return EXIT_OK
+    if args.command == "migrate":
+        return _migrate(args)
+    if args.command == "codeowners":
+        return _codeowners(args)
     if args.command == "check":
         fleet, _ = check_policies(args.policies, args.solver_time_limit)
         _report(fleet.warnings, fmt)
+        _check_ownership(fleet, args.policies)
         print(
             f"ok: {len(fleet.clusters)} clusters, {sum(len(c.guarantees) for c in fleet.clusters)}"
             " guarantees, all feasible"
@@ -165,6 +193,7 @@ def _run(args: argparse.Namespace, fmt: str) -> int:
         with timings.stage("validate"):
             _validate(compiled)
     if args.check:
+        _check_ownership(compiled.fleet, args.policies)
         with timings.stage("compare"):
             changes = compare_tree(args.out, compiled.tree)
         _print_timings(args, timings)
@@ -211,6 +240,56 @@ def _run(args: argparse.Namespace, fmt: str) -> int:
     )
     _print_timings(args, timings)
     return EXIT_OK
+
+
+def _migrate(args: argparse.Namespace) -> int:
+    """`gpufleet migrate`: write the grants of teams that have none (or, with --check, say
+    whether any are missing)."""
+    migration = (plan_migration if args.check else migrate)(args.policies)
+    if not migration.files:
+        print(f"ok: every team in {args.policies} has a grant; nothing to migrate")
+        return EXIT_OK
+    verb = "would write" if args.check else "wrote"
+    for path in migration.grants:
+        print(f"{verb} {args.policies / path}")
+    for path in migration.edited:
+        print(f"{'would edit' if args.check else 'edited'} {args.policies / path}")
+    if args.check:
+        return EXIT_POLICY
+    print("review the diff (comments above moved fields stay where they were), then commit")
+    return EXIT_OK
+
+
+def _codeowners(args: argparse.Namespace) -> int:
+    """`gpufleet codeowners`: write (or with --check, verify) the CODEOWNERS block."""
+    fleet = resolve_policies(args.policies)
+    owned = ownership(fleet, args.policies)
+    if owned is None or fleet.fleet is None:
+        raise fail(
+            "GF229",
+            "the fleet declares no code owners, so there is no CODEOWNERS block to write",
+            fleet.fleet.source.span(("spec",)) if fleet.fleet else None,
+            'declare the platform\'s owners in the Fleet: `owners: ["@org/platform-team"]`',
+        )
+    if args.check:
+        _check_ownership(fleet, args.policies)
+        print(f"ok: {display_path(owned.file)} routes every policy file to its owners")
+        return EXIT_OK
+    text = codeowners_text(owned)
+    owned.file.parent.mkdir(parents=True, exist_ok=True)
+    owned.file.write_text(text, encoding="utf-8")
+    print(f"wrote {display_path(owned.file)} ({len(owned.expected)} policy files)")
+    return EXIT_OK
+
+
+def _check_ownership(fleet: ResolvedFleet, policies: Path) -> None:
+    """GF229 unless CODEOWNERS routes every policy file to its owners (when owners are
+    declared)."""
+    owned = ownership(fleet, policies)
+    if owned is not None and fleet.fleet is not None:
+        problems = ownership_problems(owned, fleet.fleet)
+        if problems:
+            raise CompileError(problems)
 
 
 def _print_timings(args: argparse.Namespace, timings: StageTimings) -> None:

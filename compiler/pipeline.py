@@ -45,16 +45,21 @@ def check_policies(
 
     `previous` holds the last compile's plans: the solver keeps their MIG layouts where it can.
     """
+    fleet = resolve_policies(policies, timings)
+    with timings.stage("solve"):
+        plans = tuple(solve_fleet(fleet, time_limit, previous))
+    check_kueue_promises(fleet, plans)
+    return fleet, plans
+
+
+def resolve_policies(policies: Path, timings: StageTimings = NO_TIMINGS) -> ResolvedFleet:
+    """Load, model and resolve the policies (what needs no solving: ownership, migration)."""
     with timings.stage("load"):
         documents = load_policies(policies)
     with timings.stage("model"):
         policies_model = build_policies(documents)
     with timings.stage("resolve"):
-        fleet = resolve(policies_model, load_catalog())
-    with timings.stage("solve"):
-        plans = tuple(solve_fleet(fleet, time_limit, previous))
-    check_kueue_promises(fleet, plans)
-    return fleet, plans
+        return resolve(policies_model, load_catalog())
 
 
 def check_kueue_promises(fleet: ResolvedFleet, plans: tuple[ClusterPlan, ...]) -> None:

@@ -1,0 +1,108 @@
+"""Who reviews which policy file, from the policy itself, and the CODEOWNERS file that says so.
+
+The platform's code owners (Fleet `spec.owners`) review every policy file but the teams'
+own files: the fleet, clusters, tiers, taints and every grant, and CODEOWNERS itself (else a
+team could route its grant to itself). Each team's own file goes to
+the owners its grant names (to the platform when it names none). `gpufleet codeowners`
+writes that as a managed block of CODEOWNERS; `gpufleet check` fails (GF229) when the file,
+read with CODEOWNERS' own rules (last matching pattern wins), routes any policy file to
+other reviewers: a block edited by hand, a later line that overrides it, or a file gone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from compiler import codeowners
+from compiler.diagnostics import Diagnostic, Span
+from compiler.load.loader import display_path, policy_files
+from compiler.model.fleet import Fleet
+from compiler.resolve import ResolvedFleet
+
+
+@dataclass(frozen=True)
+class Ownership:
+    """The CODEOWNERS file of a fleet and what it must say."""
+
+    file: Path
+    block: list[tuple[str, Sequence[str]]]
+    """The managed block's lines: CODEOWNERS itself and the policy directory (the platform's),
+    then each team's file."""
+    expected: dict[str, tuple[str, ...]]
+    """Every policy file, relative to the repository root -> its owners."""
+
+
+def repository_root(policies: Path) -> Path:
+    """The nearest directory above `policies` (or itself) that holds `.git`; the policy
+    directory's parent when there is none (an unpacked tree)."""
+    start = policies.resolve()
+    for candidate in (start, *start.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return start.parent
+
+
+def ownership(fleet: ResolvedFleet, policies: Path) -> Ownership | None:
+    """What CODEOWNERS must say for this fleet (None when the Fleet declares no owners)."""
+    spec = fleet.fleet.spec if fleet.fleet is not None else None
+    if spec is None or not spec.owners:
+        return None
+    root = repository_root(policies)
+    directory = policies.resolve().relative_to(root).as_posix()
+    prefix = "" if directory == "." else f"{directory}/"
+    platform = tuple(spec.owners)
+    team_files = {
+        f"{prefix}{team.file.source.origin.split('/', 1)[1]}": tuple(team.spec.owners) or platform
+        for team in fleet.teams
+        if team.file is not None
+    }
+    expected = {
+        f"{prefix}{path.relative_to(policies).as_posix()}": platform
+        for path in policy_files(policies)
+    } | team_files
+    expected[spec.codeowners] = platform
+    block: list[tuple[str, Sequence[str]]] = [(f"/{spec.codeowners}", platform)]
+    block.append((f"/{prefix}", platform))
+    block += [(f"/{path}", owners) for path, owners in sorted(team_files.items())]
+    return Ownership(root / spec.codeowners, block, dict(sorted(expected.items())))
+
+
+def codeowners_text(owned: Ownership) -> str:
+    """The CODEOWNERS file with gpufleet's block written in (other lines kept as they are)."""
+    existing = owned.file.read_text(encoding="utf-8") if owned.file.is_file() else None
+    return codeowners.with_block(existing, codeowners.managed_block(owned.block))
+
+
+def ownership_problems(owned: Ownership, fleet: Fleet) -> list[Diagnostic]:
+    """GF229 for every policy file CODEOWNERS routes to other reviewers than its owners."""
+    shown = display_path(owned.file)
+    where = fleet.source.span(("spec", "owners"))
+    hint = "run `gpufleet codeowners` and commit the file"
+    overridden = (
+        "a line after gpufleet's block that matches the file overrides it (the last match "
+        "wins): remove or narrow that line"
+    )
+    if not owned.file.is_file():
+        return [
+            Diagnostic(
+                "GF229",
+                f"the fleet declares code owners, but there is no CODEOWNERS file at {shown}",
+                Span(shown),
+                (hint,),
+                (("the owners are declared here", where),),
+            )
+        ]
+    text = owned.file.read_text(encoding="utf-8")
+    return [
+        Diagnostic(
+            "GF229",
+            f"{shown} routes {found.path} to "
+            f"{' '.join(found.actual) or 'nobody'}, not to {' '.join(found.expected)}",
+            Span(shown, found.rule.line, 1) if found.rule is not None else Span(shown),
+            (hint, overridden) if found.rule is not None else (hint,),
+            (("the owners are declared here", where),),
+        )
+        for found in codeowners.disagreements(text, owned.expected)
+    ]
