@@ -51,7 +51,7 @@ def plan_migration(root: Path) -> Migration:
     CompileError if a policy file cannot be read or a team file cannot be migrated."""
     documents = load_policies(root)
     granted = {_name(d) for d in _of_kind(documents, "TeamGrant")}
-    pending = [team for d in _of_kind(documents, "Team") if (team := _team(d)).name not in granted]
+    pending = [_team(d) for d in _of_kind(documents, "Team") if _name(d) not in granted]
     fleet = next(iter(_of_kind(documents, "Fleet")), None)
     groups = _fleet_groups(fleet)
     if not pending and not groups:

@@ -72,6 +72,7 @@ def write_policies(tmp_path: Path) -> PolicyWriter:
 
     def write(files: dict[str, str], migrate: bool = True) -> Path:
         root = tmp_path / "policies"
+        shutil.rmtree(root, ignore_errors=True)
         for relative, text in files.items():
             target = root / relative
             target.parent.mkdir(parents=True, exist_ok=True)

@@ -26,10 +26,8 @@ SCHEMA_VERSIONS = ("1.31", "1.32", "1.33", "1.34", "1.35", "1.36", "1.37")
 def fixture_fleet(version: str, tmp: Path) -> Path:
     """The common tiers, ladder and teams plus the version's cluster, in one directory."""
     root = tmp / f"fleet-{version}"
-    root.mkdir()
     for source in (FIXTURES / "common", FIXTURES / version):
-        for file in source.glob("*.yaml"):
-            shutil.copy(file, root / file.name)
+        shutil.copytree(source, root, dirs_exist_ok=True)
     return root
 
 

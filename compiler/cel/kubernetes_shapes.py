@@ -5,10 +5,19 @@ validated first), taken from k8s.io/api and apimachinery validation:
 names are DNS subdomains (253) or labels (63), label keys qualified names (317), label
 values 63; resource.k8s.io/v1 `DeviceRequestsMaxSize` 32, `FirstAvailableDeviceRequestMaxSize`
 8, `DeviceTolerationsMaxLength` 16 (the v1beta1 flat request shape has the same fields one
-level up). One bound is an assumption, because Kubernetes sets none: a pod's `containers`
-and `initContainers` lists (`POD_CONTAINERS_ASSUMED`). A pod beyond it can at worst exceed
-the runtime cost limit, which fails the request closed (failurePolicy: Fail denies it).
-Maps such as labels and resource lists have no entry bound and may only be looked up.
+level up).
+
+Some bounds are assumptions, because Kubernetes sets none: how many containers a pod has
+(`POD_CONTAINERS_ASSUMED`, per list), how many entries a container's resource lists have
+(`RESOURCE_LIST_ASSUMED`) and how many variables its `env` sets (`CONTAINER_ENV_ASSUMED`).
+The policies walk them nested (every key of every container's resources, every variable of
+every container's env), so the bound that matters is their product, sized to keep each
+expression under the API server's per-call limit. They are a guarantee, not a cutoff: a pod
+within them is always evaluated; a pod beyond them is evaluated too unless its real cost
+(far below the bound for real names, which are short) exceeds the runtime limit, and then
+the request fails closed (failurePolicy: Fail denies it). Maps without an assumed bound
+(labels) may only be looked up, never iterated; a string without one (an env var name) may
+only be looked up or compared with `in`, never measured.
 """
 
 from __future__ import annotations
@@ -17,8 +26,15 @@ from compiler.cel.shapes import SCALAR, Shape, list_of, map_of, merge, record, s
 
 DNS_SUBDOMAIN, DNS_LABEL, QUALIFIED_NAME, LABEL_VALUE = 253, 63, 317, 63
 DEVICE_REQUESTS, SUBREQUESTS, DEVICE_TOLERATIONS = 32, 8, 16
-POD_CONTAINERS_ASSUMED = 1_000
-"""Containers (and, separately, init containers) a pod is assumed to have at most."""
+POD_CONTAINERS_ASSUMED = 100
+"""Containers (and, separately, init and ephemeral containers) a pod is assumed to have at
+most: 100 is ten times what a crowded pod (app, sidecars, init steps) has."""
+RESOURCE_LIST_ASSUMED = 16
+"""Entries of one container's `resources.requests` (and, separately, `.limits`) assumed at
+most: cpu, memory, ephemeral-storage, hugepages and a few extended resources make ten."""
+CONTAINER_ENV_ASSUMED = 128
+"""Variables of one container's `env` assumed at most (a pod's total: 128 times its
+containers, which is more than any pod object fits in etcd's request limit)."""
 
 _KIND = record(group=string(DNS_SUBDOMAIN), version=string(DNS_LABEL), kind=string(DNS_SUBDOMAIN))
 _RESOURCE = record(
@@ -78,16 +94,20 @@ RESOURCE_CLAIM_TEMPLATE = record(
     metadata=METADATA, spec=record(metadata=METADATA, spec=_CLAIM_SPEC)
 )
 
-_RESOURCE_LIST = map_of(string(QUALIFIED_NAME), string(DNS_LABEL))
+_RESOURCE_LIST = map_of(string(QUALIFIED_NAME), string(DNS_LABEL), RESOURCE_LIST_ASSUMED)
+_ENV_NAME = Shape("string")
+"""No length bound (any printable ASCII but `=`): only compared with `in`."""
 _CONTAINER = record(
     name=string(DNS_LABEL),
     resources=record(requests=_RESOURCE_LIST, limits=_RESOURCE_LIST),
+    env=list_of(CONTAINER_ENV_ASSUMED, record(name=_ENV_NAME)),
 )
 POD = record(
     metadata=METADATA,
     spec=record(
         containers=list_of(POD_CONTAINERS_ASSUMED, _CONTAINER),
         initContainers=list_of(POD_CONTAINERS_ASSUMED, _CONTAINER),
+        ephemeralContainers=list_of(POD_CONTAINERS_ASSUMED, _CONTAINER),  # has no resources
         priorityClassName=string(DNS_SUBDOMAIN),
         runtimeClassName=string(DNS_SUBDOMAIN),
     ),

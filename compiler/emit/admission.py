@@ -2,8 +2,10 @@
 
 One policy per rule family (admission_claims, admission_workloads) with the cluster's
 entitlements baked in; one binding each that selects only the namespaces gpufleet owns (by
-the labels it sets on them); and per team namespace a ResourceQuota that admits no pod of
-a PriorityClass the team may not use (defence in depth: it holds even without the policy).
+the labels it sets on them), except the opt-in policy on namespaces no team owns, which is
+bound to every namespace and picks its own by name; and per team namespace a ResourceQuota
+that admits no pod of a PriorityClass the team may not use (defence in depth: it holds even
+without the policy).
 Why baked in rather than `paramKind`: params would live in objects a team could edit in
 its own namespace, or need one binding per team; baked-in data needs neither, is one
 reviewable line per namespace in a PR diff, and costs the API server one map lookup.
@@ -12,16 +14,28 @@ reviewable line per namespace in a PR diff, and costs the API server one map loo
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping
 
 from compiler.diagnostics import fail
-from compiler.emit.admission_claims import admin_access, device_tolerations, tier_entitlement
+from compiler.emit.admission_claims import (
+    admin_access,
+    device_tolerations,
+    tier_entitlement,
+    unowned_claims,
+)
 from compiler.emit.admission_cost import policy_cost
 from compiler.emit.admission_rules import Entitlements, PolicyRule
-from compiler.emit.admission_workloads import dra_only, priority_entitlement, priority_label
+from compiler.emit.admission_workloads import (
+    dra_only,
+    gpu_environment,
+    priority_entitlement,
+    priority_label,
+)
 from compiler.emit.manifest import MANAGED_BY, SOURCE_ANNOTATION, SYNC_WAVE, Manifest
-from compiler.emit.namespaces import TEAM_LABEL
+from compiler.emit.namespaces import DRIVER_CLASSES, TEAM_LABEL
 from compiler.emit.waves import WAVES
-from compiler.model.fleet import FleetSpec
+from compiler.model.fleet import FleetSpec, SystemNamespaces
+from compiler.model.grant import Allowances
 from compiler.model.policy import Fleet, PriorityLadder
 from compiler.resolve import ResolvedCluster
 from compiler.resolve.grants import GrantedTeam
@@ -33,15 +47,23 @@ RULE_FAMILIES = (
     priority_entitlement,
     priority_label,
     dra_only,
+    gpu_environment,
     device_tolerations,
     admin_access,
+    unowned_claims,
 )
 DEFAULT_DEVICE_PLUGIN_RESOURCES: list[str] = list(
     FleetSpec.model_fields["device_plugin_resources"].default
 )
 DEFAULT_GPU_RUNTIME_CLASSES: list[str] = list(FleetSpec.model_fields["gpu_runtime_classes"].default)
+DEFAULT_GPU_ENVIRONMENT: list[str] = list(FleetSpec.model_fields["gpu_environment"].default)
 MIG_RESOURCE_PREFIX = "nvidia.com/mig-"
 """The NVIDIA device plugin's resource per MIG profile (its `mixed` strategy)."""
+WHOLE_DOMAIN = "/*"
+"""How a `devicePluginResources` entry names every resource of a domain (`nvidia.com/*`)."""
+KUBE_SYSTEM = "kube-system"
+NAMESPACE_NAME = "kubernetes.io/metadata.name"
+"""The label the API server sets on every namespace to its name."""
 
 
 def entitlements(
@@ -55,16 +77,25 @@ def entitlements(
     templates: dict[str, list[str]] = defaultdict(list)
     for template in claims:
         templates[str(template.namespace)].append(template.name)
-    plugin = fleet.spec.device_plugin_resources if fleet else DEFAULT_DEVICE_PLUGIN_RESOURCES
+    spec = fleet.spec if fleet else None
+    plugin = spec.device_plugin_resources if spec else DEFAULT_DEVICE_PLUGIN_RESOURCES
+    domains = sorted({p.removesuffix("*") for p in plugin if p.endswith(WHOLE_DOMAIN)})
+
+    def in_a_domain(name: str) -> bool:
+        return any(name.startswith(domain) for domain in domains)
+
     mig = {
         f"{MIG_RESOURCE_PREFIX}{profile.name}"
         for pool in cluster.pools
         if pool.model.mig is not None and pool.pool.mig != "disabled"
         for profile in pool.model.mig.profiles
     }
+    exact = {p for p in plugin if not p.endswith(WHOLE_DOMAIN)} | mig
     served_by_dra = {
         name for t in cluster.tiers if (name := t.tier.spec.extended_resource_name) is not None
     }
+    system = spec.system_namespaces if spec else SystemNamespaces()
+    driver_classes = DRIVER_CLASSES.get(cluster.cluster.spec.driver, ())
     return Entitlements(
         teams={ns: team.name for team in cluster.teams for ns in team.spec.namespaces},
         tiers={ns: sorted(names) for ns, names in tiers.items()},
@@ -76,12 +107,27 @@ def entitlements(
         admin_namespaces=sorted(
             ns for team in cluster.teams if team.spec.admin_access for ns in team.spec.namespaces
         ),
-        device_plugin_resources=sorted((set(plugin) | mig) - served_by_dra),
-        gpu_runtime_classes=sorted(
-            fleet.spec.gpu_runtime_classes if fleet else DEFAULT_GPU_RUNTIME_CLASSES
+        device_plugin_resources=sorted(
+            name for name in exact - served_by_dra if not in_a_domain(name)
         ),
+        device_plugin_domains=domains,
+        served_by_dra=sorted(name for name in served_by_dra if in_a_domain(name)),
+        gpu_runtime_classes=sorted(
+            spec.gpu_runtime_classes if spec else DEFAULT_GPU_RUNTIME_CLASSES
+        ),
+        gpu_environment=sorted(spec.gpu_environment if spec else DEFAULT_GPU_ENVIRONMENT),
+        allowances={t.name: a for t in cluster.teams if (a := _allowances(t.spec.allow))},
+        gpu_classes={c: "driver" for c in driver_classes} | {t.name: "tier" for t in cluster.tiers},
+        system_namespaces=sorted({*system.model_dump().values(), KUBE_SYSTEM}),
+        deny_unowned_claims=spec.deny_unowned_claims if spec else False,
         claim_api=cluster.target.dra_api.removeprefix(f"{DRA_GROUP}/"),
     )
+
+
+def _allowances(allow: Allowances) -> list[str]:
+    """The ways around DRA a grant allows, named as in the grant (`gpuEnvironment`)."""
+    fields = Allowances.model_fields
+    return sorted(field.alias or name for name, field in fields.items() if getattr(allow, name))
 
 
 def _exists_grants(team: GrantedTeam) -> dict[str, list[str]]:
@@ -120,21 +166,25 @@ def admission_manifests(
 ) -> list[Manifest]:
     """The cluster's policies and bindings, and the priority quotas of its namespaces
     (`claims`: the cluster's ResourceClaimTemplates, which the policies allow by name)."""
-    if not cluster.teams:
-        return []
     data = entitlements(cluster, fleet, claims)
     origins = sorted({team.grant.source.origin for team in cluster.teams})
     manifests: list[Manifest] = []
     for family in RULE_FAMILIES:
         rule = family(data)
-        if rule is None:
+        if rule is None or (not cluster.teams and not rule.binds_every_namespace):
             continue
         _check_cost(cluster, rule)
-        sources = _sources(origins, rule.clause)
-        if rule.fleet_clause and fleet is not None:
-            sources = f"{fleet.source.origin}#{rule.fleet_clause}, {sources}"
+        fleet_origins = [fleet.source.origin] if fleet is not None else []
+        clauses = [_sources(fleet_origins, c) for c in rule.fleet_clauses]
+        sources = ", ".join(s for s in (*clauses, _sources(origins, rule.clause)) if s)
         manifests.append(_policy(cluster.name, rule, sources))
-        manifests.append(policy_binding(cluster.name, rule.name, _sources(origins, "namespaces")))
+        if rule.binds_every_namespace:
+            binding = policy_binding(
+                cluster.name, rule.name, sources, match_labels={}, required_label=NAMESPACE_NAME
+            )
+        else:
+            binding = policy_binding(cluster.name, rule.name, _sources(origins, "namespaces"))
+        manifests.append(binding)
     return manifests + priority_quotas(cluster, ladder)
 
 
@@ -176,9 +226,13 @@ def policy_binding(
     sources: str,
     kind: str = "ValidatingAdmissionPolicyBinding",
     api_version: str = ADMISSION_API,
+    match_labels: Mapping[str, str] = MANAGED_BY,
+    required_label: str = TEAM_LABEL,
 ) -> Manifest:
     """The binding of an admission policy (validating or mutating) to the namespaces gpufleet
-    manages: those it labels as its own and as a team's."""
+    manages: those it labels as its own and as a team's (by default). Bound instead to every
+    namespace (no labels, `kubernetes.io/metadata.name` required: the API server sets it on
+    each, and nobody can forge it), a policy picks its namespaces by name in matchConditions."""
     return Manifest(
         kind=kind,
         name=policy,
@@ -187,8 +241,8 @@ def policy_binding(
             "api_version": api_version,
             "kind": kind,
             "policy": policy,
-            "match_labels": MANAGED_BY,
-            "required_label": TEAM_LABEL,
+            "match_labels": match_labels,
+            "required_label": required_label,
         },
         cluster=cluster,
         annotations={

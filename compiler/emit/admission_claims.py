@@ -1,13 +1,16 @@
-"""Rule families on ResourceClaims and ResourceClaimTemplates: tiers, tolerations, adminAccess."""
+"""Rule families on ResourceClaims and ResourceClaimTemplates: tiers, tolerations, adminAccess,
+and (opt-in) no GPU claims in namespaces no team owns."""
 
 from __future__ import annotations
 
 from compiler.cel import kubernetes_shapes as k8s
 from compiler.cel.literal import cel_literal
 from compiler.emit.admission_rules import (
+    SUBJECT,
     Entitlements,
     PolicyRule,
     Validation,
+    choice_variables,
     claim_rule,
     claim_variables,
     listed,
@@ -141,6 +144,57 @@ def admin_access(data: Entitlements) -> PolicyRule:
                 '+ "; remove adminAccess (admin namespaces: "\n'
                 f'+ {listed("variables.admin", "none")} + ")"',
                 "gpufleet: adminAccess device requests are only allowed in admin namespaces",
+            ),
+        ),
+    )
+
+
+def unowned_claims(data: Entitlements) -> PolicyRule | None:
+    """With the fleet's `denyUnownedClaims`: no claim or claim template names a GPU
+    DeviceClass (a tier's, or one the driver installs) in a namespace no team owns, except
+    the platform's system namespaces and kube-system. Without it a namespace outside every
+    grant could claim the cluster's GPUs past every team's quota.
+
+    Bound to every namespace; its matchConditions pick the unowned ones by name (team
+    namespaces, then system namespaces, one per line), which no label can fake.
+    """
+    if not data.deny_unowned_claims:
+        return None
+    return PolicyRule(
+        name="gpufleet-unowned-claims",
+        clause="namespaces",
+        fleet_clauses=("denyUnownedClaims", "systemNamespaces"),
+        rules=(claim_rule(data),),
+        operations=("CREATE",),
+        object_shape=CLAIMS,
+        binds_every_namespace=True,
+        match_conditions=(
+            ("no-team-namespace", f"!(request.namespace in {cel_literal(dict(data.teams))})"),
+            (
+                "no-system-namespace",
+                f"!(request.namespace in {cel_literal(data.system_namespaces)})",
+            ),
+        ),
+        variables=(
+            SUBJECT,
+            *choice_variables(),
+            ("gpu_classes", cel_literal(dict(data.gpu_classes))),
+            (
+                "named",
+                "variables.choices.map(c, c\n"
+                "  .filter(d, has(d.deviceClassName)\n"
+                "    && d.deviceClassName in variables.gpu_classes)\n"
+                "  .map(d, d.deviceClassName))",
+            ),
+        ),
+        validations=(
+            Validation(
+                "variables.named.all(names, names.size() == 0)",
+                'variables.subject + " names GPU DeviceClass "\n'
+                '+ variables.named.map(n, n.join(", ")).filter(s, s != "").join(", ")\n'
+                '+ " in namespace " + request.namespace\n'
+                '+ ", which no team owns: GPUs are claimed only in team namespaces"',
+                "gpufleet: GPU claims are only allowed in namespaces a team owns",
             ),
         ),
     )

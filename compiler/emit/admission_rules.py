@@ -40,7 +40,21 @@ class Entitlements:
     """team -> its tolerations in words, `key=value:effect` (`*` for any), for messages"""
     admin_namespaces: list[str]
     device_plugin_resources: list[str]
+    """Device-plugin resources refused by exact name (none a tier serves through DRA)."""
+    device_plugin_domains: list[str]
+    """Domains whose every resource is refused, as prefixes (`nvidia.com/`)."""
+    served_by_dra: list[str]
+    """Names in those domains that a tier serves through DRA: never refused."""
     gpu_runtime_classes: list[str]
+    gpu_environment: list[str]
+    allowances: Mapping[str, list[str]]
+    """team -> the ways around DRA its grant allows (`devicePluginResources`,
+    `gpuEnvironment`, `gpuRuntimeClasses`)"""
+    gpu_classes: Mapping[str, str]
+    """DeviceClass -> what installs it (`tier` or `driver`): every class that hands out GPUs."""
+    system_namespaces: list[str]
+    """Namespaces of the platform's GPU components (and kube-system), which no team owns."""
+    deny_unowned_claims: bool
     claim_api: str
     """The version of resource.k8s.io the cluster serves claims at (e.g. `v1`)."""
 
@@ -85,8 +99,11 @@ class PolicyRule:
     variables: tuple[tuple[str, str], ...]
     validations: tuple[Validation, ...]
     match_conditions: tuple[tuple[str, str], ...] = field(default=())
-    fleet_clause: str | None = None
-    """The Fleet clause the policy enforces too, if any (for the provenance annotation)."""
+    fleet_clauses: tuple[str, ...] = ()
+    """The Fleet clauses the policy enforces too (for the provenance annotation)."""
+    binds_every_namespace: bool = False
+    """Bound to every namespace, its matchConditions picking them by name; otherwise bound
+    to gpufleet's team namespaces."""
 
 
 def common_variables(data: Entitlements) -> list[tuple[str, str]]:
@@ -97,20 +114,28 @@ def common_variables(data: Entitlements) -> list[tuple[str, str]]:
             "team",
             'request.namespace in variables.teams ? variables.teams[request.namespace] : "(none)"',
         ),
-        (
-            "subject",
-            'request.kind.kind + " " + request.namespace + "/" + '
-            '(has(object.metadata.name) ? object.metadata.name : "")',
-        ),
+        SUBJECT,
     ]
 
 
+SUBJECT = (
+    "subject",
+    'request.kind.kind + " " + request.namespace + "/" + '
+    '(has(object.metadata.name) ? object.metadata.name : "")',
+)
+"""What the request is, for messages (`Pod ml-research/train-0`)."""
+
+
 def claim_variables(data: Entitlements) -> list[tuple[str, str]]:
-    """The common variables and `choices`: per request of a claim (or claim template), the
-    device requests it may be served by, in every served shape (v1/v1beta2 `exactly` or
-    `firstAvailable` subrequests, v1beta1 fields on the request itself)."""
+    """The common variables and the claim's `choices` (`choice_variables`)."""
+    return [*common_variables(data), *choice_variables()]
+
+
+def choice_variables() -> list[tuple[str, str]]:
+    """`choices`: per request of a claim (or claim template), the device requests it may be
+    served by, in every served shape (v1/v1beta2 `exactly` or `firstAvailable` subrequests,
+    v1beta1 fields on the request itself)."""
     return [
-        *common_variables(data),
         (
             "claim",
             'request.kind.kind == "ResourceClaimTemplate" ? object.spec.spec : object.spec',

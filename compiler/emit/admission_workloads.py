@@ -121,27 +121,89 @@ def priority_label(data: Entitlements) -> PolicyRule:
     )
 
 
+_PLUGIN_RESOURCE = (
+    "!(r in variables.served) && (r in variables.forbidden\n"
+    "  || variables.domains.exists(d, r.startsWith(d)))"
+)
+"""Whether resource name `r` is a device-plugin resource the fleet refuses."""
+
+
+def _plugin_resources(container: str) -> str:
+    """CEL for the device-plugin resources `container` asks for, in its limits and requests
+    (each once: an extended resource in requests is in limits too, with the same quantity)."""
+    requests, limits = f"{container}.resources.requests", f"{container}.resources.limits"
+    return (
+        f"(has({limits}) ? {limits}.filter(r,\n"
+        f"  {_indented(_PLUGIN_RESOURCE, 2)}) : [])\n"
+        f"+ (has({requests}) ? {requests}.filter(r,\n"
+        f"  {_indented(_PLUGIN_RESOURCE, 2)}\n"
+        f"  && !(has({limits}) && r in {limits})) : [])"
+    )
+
+
+def _indented(cel: str, spaces: int) -> str:
+    """`cel` with its continuation lines moved right by `spaces`."""
+    return cel.replace("\n", "\n" + " " * spaces)
+
+
+def _claim_instead(data: Entitlements) -> list[tuple[str, str]]:
+    """`claimable`: the namespace's ResourceClaimTemplates, for messages."""
+    return [
+        ("templates", cel_literal(dict(data.templates))),
+        (
+            "claimable",
+            "request.namespace in variables.templates\n"
+            "  ? variables.templates[request.namespace] : []",
+        ),
+    ]
+
+
+def _allowed(data: Entitlements) -> list[tuple[str, str]]:
+    """`allowed`: the ways around DRA the team's grant allows."""
+    return [
+        ("allowances", cel_literal(dict(data.allowances))),
+        (
+            "allowed",
+            "variables.team in variables.allowances\n  ? variables.allowances[variables.team] : []",
+        ),
+    ]
+
+
+_CLAIM_INSTEAD = (
+    '+ " gets GPUs only through DRA; drop it and claim devices with'
+    ' spec.resourceClaims from a ResourceClaimTemplate: "\n'
+    f"+ {listed('variables.claimable', '(none in this namespace)')}"
+)
+
+
 def dra_only(data: Entitlements) -> PolicyRule | None:
-    """Pods in gpufleet namespaces reach GPUs only through DRA: no device-plugin resource
-    (`nvidia.com/gpu`, the MIG resources `nvidia.com/mig-<profile>` of partitionable GPUs, any
-    the fleet lists) and no GPU runtime class (which hands every GPU of the node to the pod).
+    """Pods in gpufleet namespaces reach GPUs only through DRA: no device-plugin resource in
+    any container's requests or limits (those the fleet lists by name, every resource of a
+    domain it lists as `<domain>/*`, the MIG resources `nvidia.com/mig-<profile>` of
+    partitionable GPUs; never a name a tier serves through DRA) and no GPU runtime class
+    (which hands every GPU of the node to the pod). A team whose grant allows
+    `devicePluginResources` or `gpuRuntimeClasses` may use that one.
 
     None when nothing is forbidden (the fleet lists nothing, or tiers serve it all).
     """
-    if not data.device_plugin_resources and not data.gpu_runtime_classes:
+    plugin = data.device_plugin_resources or data.device_plugin_domains
+    if not plugin and not data.gpu_runtime_classes:
         return None
     return PolicyRule(
         name="gpufleet-dra-only",
-        clause="namespaces",
-        fleet_clause="devicePluginResources",
+        clause="allow",
+        fleet_clauses=("devicePluginResources", "gpuRuntimeClasses"),
         rules=(POD_RULE,),
         operations=("CREATE",),
         object_shape=k8s.POD,
         variables=(
             *common_variables(data),
+            *_allowed(data),
             ("forbidden", cel_literal(data.device_plugin_resources)),
+            ("domains", cel_literal(data.device_plugin_domains)),
+            ("served", cel_literal(data.served_by_dra)),
             ("runtimes", cel_literal(data.gpu_runtime_classes)),
-            ("templates", cel_literal(dict(data.templates))),
+            *_claim_instead(data),
             (
                 "containers",
                 "(has(object.spec.containers) ? object.spec.containers : [])\n"
@@ -149,41 +211,32 @@ def dra_only(data: Entitlements) -> PolicyRule | None:
             ),
             (
                 "offending",
-                "variables.containers.filter(c, has(c.resources)\n"
-                "  && variables.forbidden.exists(r,\n"
-                "    (has(c.resources.requests) && r in c.resources.requests)\n"
-                "    || (has(c.resources.limits) && r in c.resources.limits)))",
+                "variables.containers.filter(c, has(c.resources) && (\n"
+                "  (has(c.resources.limits) && c.resources.limits.exists(r,\n"
+                f"    {_indented(_PLUGIN_RESOURCE, 4)}))\n"
+                "  || (has(c.resources.requests) && c.resources.requests.exists(r,\n"
+                f"    {_indented(_PLUGIN_RESOURCE, 4)}))))",
             ),
             (
                 "asked",
-                "variables.offending.size() == 0 ? [] : variables.forbidden.filter(r,\n"
-                "  (has(variables.offending[0].resources.requests)\n"
-                "    && r in variables.offending[0].resources.requests)\n"
-                "  || (has(variables.offending[0].resources.limits)\n"
-                "    && r in variables.offending[0].resources.limits))",
-            ),
-            (
-                "claimable",
-                "request.namespace in variables.templates\n"
-                "  ? variables.templates[request.namespace] : []",
+                "variables.offending.size() == 0 ? [] : (\n"
+                f"{_plugin_resources('variables.offending[0]')})",
             ),
         ),
         validations=(
             Validation(
-                "variables.offending.size() == 0",
+                '"devicePluginResources" in variables.allowed\n|| variables.offending.size() == 0',
                 'variables.subject + " requests device-plugin resource "\n'
                 '+ variables.asked.join(" and ") + " in container "\n'
                 "+ variables.offending[0].name + (variables.offending.size() > 1\n"
                 '  ? " and " + string(variables.offending.size() - 1) + " more" : "")\n'
-                '+ ": team " + variables.team\n'
-                '+ " gets GPUs only through DRA; drop it and claim devices with'
-                ' spec.resourceClaims from a ResourceClaimTemplate: "\n'
-                f"+ {listed('variables.claimable', '(none in this namespace)')}",
+                '+ ": team " + variables.team\n' + _CLAIM_INSTEAD,
                 "gpufleet: pods in gpufleet namespaces get GPUs through DRA claims, not "
                 "device-plugin resources",
             ),
             Validation(
-                "!has(object.spec.runtimeClassName)\n"
+                '"gpuRuntimeClasses" in variables.allowed\n'
+                "|| !has(object.spec.runtimeClassName)\n"
                 "|| !(object.spec.runtimeClassName in variables.runtimes)",
                 'variables.subject + " uses runtime class " + object.spec.runtimeClassName\n'
                 '+ ", which gives a pod every GPU of its node: team " + variables.team\n'
@@ -193,4 +246,96 @@ def dra_only(data: Entitlements) -> PolicyRule | None:
                 "gpufleet: pods in gpufleet namespaces may not use a GPU runtime class",
             ),
         ),
+    )
+
+
+_SETS_GPU_ENVIRONMENT = "has(c.env) && c.env.exists(e, e.name in variables.environment)"
+EPHEMERAL_CONTAINERS = "ephemeralcontainers"
+POD_CONTAINERS_RULE: ResourceRule = ("", "v1", ("pods", f"pods/{EPHEMERAL_CONTAINERS}"))
+
+
+def _environment_check(containers: str, what: str) -> tuple[list[tuple[str, str]], Validation]:
+    """The variables and the validation that refuse the GPU environment in the containers of
+    variable `containers` (`what` they are, for the message)."""
+    offending, names = f"offending_{containers}", f"set_{containers}"
+    variables = [
+        (offending, f"variables.{containers}.filter(c,\n  {_SETS_GPU_ENVIRONMENT})"),
+        (
+            names,
+            f"variables.{offending}.size() == 0 ? [] : variables.environment.filter(n,\n"
+            f"  n in variables.{offending}[0].env.map(e, e.name))",
+        ),
+    ]
+    validation = Validation(
+        f'"gpuEnvironment" in variables.allowed || variables.{offending}.size() == 0',
+        f'variables.subject + " sets " + variables.{names}.join(" and ")\n'
+        f'+ " in {what} " + variables.{offending}[0].name\n'
+        f"+ (variables.{offending}.size() > 1\n"
+        f'  ? " and " + string(variables.{offending}.size() - 1) + " more" : "")\n'
+        '+ ", which the NVIDIA container runtime reads to hand GPUs to a container: team "\n'
+        "+ variables.team\n" + _CLAIM_INSTEAD,
+        "gpufleet: containers in gpufleet namespaces may not set the NVIDIA container "
+        "runtime's GPU variables",
+    )
+    return variables, validation
+
+
+def gpu_environment(data: Entitlements) -> PolicyRule | None:
+    """No container in gpufleet namespaces sets a variable the NVIDIA container runtime reads
+    to expose GPUs (the fleet's `gpuEnvironment`: NVIDIA_VISIBLE_DEVICES, ...), unless the
+    team's grant allows `gpuEnvironment`: containers and init containers when a pod is
+    created, ephemeral containers when one is added (`kubectl debug --env`, an UPDATE of
+    pods/ephemeralcontainers, which judges only the ephemeral containers it adds).
+
+    Not checked, because admission cannot see them: `envFrom` (the values live in ConfigMaps
+    and Secrets, which may change after the pod is admitted) and the image's own ENV (CUDA
+    images set NVIDIA_VISIBLE_DEVICES=all). Closing those is the runtime's part: the NVIDIA
+    container toolkit ignores the variable for unprivileged containers with
+    `accept-nvidia-visible-devices-envvar-when-unprivileged = false`.
+
+    A policy of its own, not part of gpufleet-dra-only: it also matches ephemeral-container
+    updates, which the rest of DRA-only must not judge, and it walks every variable of every
+    container, which needs its own cost budget.
+
+    None when the fleet lists no variable.
+    """
+    if not data.gpu_environment:
+        return None
+    created, on_create = _environment_check("containers", "container")
+    added, on_update = _environment_check("ephemeral", "ephemeral container")
+    return PolicyRule(
+        name="gpufleet-gpu-environment",
+        clause="allow",
+        fleet_clauses=("gpuEnvironment",),
+        rules=(POD_CONTAINERS_RULE,),
+        operations=("CREATE", "UPDATE"),
+        object_shape=k8s.POD,
+        match_conditions=(
+            (
+                "created-or-debugged",
+                f'request.operation == "CREATE" || request.subResource == "{EPHEMERAL_CONTAINERS}"',
+            ),
+        ),
+        variables=(
+            *common_variables(data),
+            *_allowed(data),
+            ("environment", cel_literal(data.gpu_environment)),
+            *_claim_instead(data),
+            (
+                "containers",
+                'request.operation != "CREATE" ? [] :\n'
+                "  (has(object.spec.containers) ? object.spec.containers : [])\n"
+                "  + (has(object.spec.initContainers) ? object.spec.initContainers : [])",
+            ),
+            (
+                "ephemeral",
+                'request.operation == "CREATE" || !has(object.spec.ephemeralContainers) ? []\n'
+                "  : object.spec.ephemeralContainers.filter(c,\n"
+                "    !has(oldObject.spec.ephemeralContainers)\n"
+                "    || !oldObject.spec.ephemeralContainers.exists(o, o.name == c.name))",
+            ),
+            *created,
+            *added,
+        ),
+        validations=(on_create, on_update),
     )

@@ -264,7 +264,7 @@ class _Merge:
             self._exceeds(
                 "for adminAccess, which its grant does not give it",
                 ("spec", "adminAccess"),
-                ("spec",),
+                ("metadata", "name"),
                 "adminAccess reads every device of a node, allocated or not: remove it",
             )
             return False
@@ -279,7 +279,7 @@ class _Merge:
                 f"for Kueue cohort {asked!r}; its grant places it in "
                 + (f"{granted!r}" if granted else "the cluster's cohort"),
                 ("spec", "cohort"),
-                ("spec", "cohort") if granted else ("spec",),
+                ("spec", "cohort") if granted else ("metadata", "name"),
                 "a cohort shares unused quota between its members: remove `cohort:`",
             )
         return granted
@@ -308,7 +308,8 @@ class _Merge:
             tier_uses = uses.get(tier.tier)
             if not tier_uses:
                 self.parts[("spec", "quotas", len(quotas))] = (self.grant.source, grant_path)
-                quotas.append(Quota(tier.tier, None, tier.guaranteed, tier.effective_limit, gang=1))
+                limit = max(tier.effective_limit, tier.guaranteed)  # below: GF206 on the grant
+                quotas.append(Quota(tier.tier, None, tier.guaranteed, limit, gang=1))
                 continue
             quotas.extend(self._uses(tier, grant_path, tier_uses, len(quotas)))
         if self.asked and self.asked.quotas:

@@ -69,16 +69,38 @@ spec:
       device.attributes["gpu.nvidia.com"].architecture == "Ada Lovelace"
 """
     ).encode(),
+    "grants/a.yaml": (
+        HEADER
+        + """kind: TeamGrant
+metadata: {name: team-a}
+spec:
+  group: team-a
+  namespaces: [team-a]
+  quotas:
+    - {tier: whole, guaranteed: 4, limit: 8}
+    - {tier: ada, guaranteed: 2}
+  priorities: [high]
+"""
+    ).encode(),
+    "grants/b.yaml": (
+        HEADER
+        + """kind: TeamGrant
+metadata: {name: team-b}
+spec:
+  namespaces: [team-b, team-b-dev]
+  quotas:
+    - {tier: slice, guaranteed: 4, limit: 6}
+  priorities: [low]
+  allow: {gpuEnvironment: true}
+"""
+    ).encode(),
     "teams/a.yaml": (
         HEADER
         + """kind: Team
 metadata: {name: team-a}
 spec:
-  namespaces: [team-a]
   quotas:
-    - {tier: whole, guaranteed: 4, limit: 8, gang: 2}
-    - {tier: ada, guaranteed: 2}
-  priorities: [high]
+    - {tier: whole, gang: 2}
 """
     ).encode(),
     "teams/b.yaml": (
@@ -86,10 +108,9 @@ spec:
         + """kind: Team
 metadata: {name: team-b}
 spec:
-  namespaces: [team-b, team-b-dev]
   quotas:
-    - {tier: slice, namespace: team-b, guaranteed: 4, limit: 6}
-  priorities: [low]
+    - {tier: slice, namespace: team-b, limit: 5}
+  defaultPriority: low
 """
     ).encode(),
 }
