@@ -241,7 +241,7 @@ class _Editor:
         spec = self._documents(relative)[team.source.index].get("spec")
         if not isinstance(spec, dict):
             return
-        single_namespace = len(team.spec.namespaces or ()) == 1
+        single_namespace = team.spec.namespaces is not None and len(team.spec.namespaces) == 1
         for key in MOVED:
             spec.pop(key, None)
         quotas = spec.get("quotas")
@@ -254,7 +254,7 @@ class _Editor:
                 if per_tier[use.tier] == 1:
                     node.pop("guaranteed", None)
                     node.pop("limit", None)
-                if single_namespace:
+                if single_namespace and node.get("namespace") == team.spec.namespaces[0]:
                     node.pop("namespace", None)
                 if node.get("gang", 1) == 1:
                     node.pop("gang", None)

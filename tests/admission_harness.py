@@ -17,6 +17,7 @@ from typing import Any
 import yaml
 
 from compiler.cel import CelEvaluationError, compile_expression
+from compiler.emit.admission import NAMESPACE_NAME
 from compiler.emit.admission_cost import ADMISSION_VARIABLES
 
 
@@ -27,6 +28,7 @@ class Request:
     kind: tuple[str, str, str]
     """(group, version, kind)"""
     resource: str
+    """`pods`, or with a subresource `pods/ephemeralcontainers` (as a rule names it)."""
     namespace: str
     object: dict[str, Any]
     operation: str = "CREATE"
@@ -36,12 +38,15 @@ class Request:
         """The `request` variable."""
         group, version, kind = self.kind
         name = self.object.get("metadata", {}).get("name", "")
-        gvr = {"group": group, "version": version, "resource": self.resource}
+        resource, _, subresource = self.resource.partition("/")
+        gvr = {"group": group, "version": version, "resource": resource}
         return {
             "kind": {"group": group, "version": version, "kind": kind},
             "requestKind": {"group": group, "version": version, "kind": kind},
             "resource": gvr,
             "requestResource": gvr,
+            "subResource": subresource,
+            "requestSubResource": subresource,
             "name": name,
             "namespace": self.namespace,
             "operation": self.operation,
@@ -94,8 +99,11 @@ class Cluster:
         )
 
     def decide(self, request: Request) -> list[Decision]:
-        """Every matching policy's decision."""
-        labels = self.namespace_labels.get(request.namespace, {})
+        """Every matching policy's decision (every namespace carries the label the API
+        server sets to its name)."""
+        labels = self.namespace_labels.get(request.namespace, {}) | {
+            NAMESPACE_NAME: request.namespace
+        }
         decisions = []
         for binding in self.bindings:
             if not selects(binding["spec"]["matchResources"]["namespaceSelector"], labels):
@@ -116,7 +124,7 @@ class Cluster:
 
 def selects(selector: dict[str, Any], labels: dict[str, str]) -> bool:
     """A metav1.LabelSelector (matchLabels, matchExpressions) against a label set."""
-    for key, value in selector.get("matchLabels", {}).items():
+    for key, value in (selector.get("matchLabels") or {}).items():
         if labels.get(key) != value:
             return False
     for expression in selector.get("matchExpressions", []):

@@ -1,7 +1,9 @@
-"""Admission requests for tests: claims in every served shape, pods, Jobs and Kueue Workloads."""
+"""Admission requests for tests: claims in every served shape, pods (created, or debugged with
+an ephemeral container), Jobs and Kueue Workloads."""
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from tests.admission_harness import Request
@@ -57,11 +59,23 @@ def claim(
     return Request(("resource.k8s.io", version, kind), CLAIM_RESOURCES[kind], namespace, obj)
 
 
-def container(name: str = "main", **resources: dict[str, str]) -> dict[str, Any]:
-    """A container; `requests=` and `limits=` give its resources."""
+def container(
+    name: str = "main",
+    requests: dict[str, str] | None = None,
+    limits: dict[str, str] | None = None,
+    env: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """A container with the given resources and environment variables."""
     body: dict[str, Any] = {"name": name, "image": "registry.example.com/train:1"}
+    resources = {
+        field: value
+        for field, value in (("requests", requests), ("limits", limits))
+        if value is not None
+    }
     if resources:
         body["resources"] = resources
+    if env is not None:
+        body["env"] = [{"name": key, "value": value} for key, value in env.items()]
     return body
 
 
@@ -72,6 +86,7 @@ def pod(
     priority: str | None = None,
     labels: dict[str, str] | None = None,
     name: str = "my-pod",
+    runtime_class: str | None = None,
 ) -> Request:
     """CREATE of a pod, after the Priority admission plugin (it sets priorityClassName)."""
     spec: dict[str, Any] = {"containers": containers or [container()]}
@@ -79,11 +94,26 @@ def pod(
         spec["initContainers"] = init_containers
     if priority:
         spec["priorityClassName"] = priority
+    if runtime_class:
+        spec["runtimeClassName"] = runtime_class
     metadata: dict[str, Any] = {"name": name, "namespace": namespace}
     if labels:
         metadata["labels"] = labels
     obj = {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": spec}
     return Request(("", "v1", "Pod"), "pods", namespace, obj)
+
+
+def debug(
+    created: Request, *added: dict[str, Any], before: list[dict[str, Any]] | None = None
+) -> Request:
+    """UPDATE of pods/ephemeralcontainers (`kubectl debug`): the pod of `created` gets the
+    ephemeral containers `added` after those it had `before`."""
+    old = copy.deepcopy(created.object)
+    if before:
+        old["spec"]["ephemeralContainers"] = before
+    new = copy.deepcopy(old)
+    new["spec"]["ephemeralContainers"] = [*(before or []), *added]
+    return Request(created.kind, "pods/ephemeralcontainers", created.namespace, new, "UPDATE", old)
 
 
 def job(

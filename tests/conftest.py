@@ -2,23 +2,20 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
-import textwrap
 from collections.abc import Callable
-from typing import Protocol
 from pathlib import Path
+from typing import Protocol
 
 import pytest
 from hypothesis import settings
 
 from compiler.cli import main
-from compiler.diagnostics import CompileError
-from compiler.migrate import migrate as run_migration
 from compiler.pipeline import Compiled, compile_policies
 from compiler.report.previous import read_previous_plans
 from compiler.solve import ClusterPlan
+from tests.fleets import write_tree
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE = REPO / "policies"
@@ -50,7 +47,15 @@ def policy_copy(tmp_path: Path) -> Path:
     """A private copy of the example policies that a test may edit."""
     target = tmp_path / "policies"
     shutil.copytree(EXAMPLE, target)
+    copy_codeowners(tmp_path)
     return target
+
+
+def copy_codeowners(repository: Path) -> None:
+    """The example's CODEOWNERS into a copy whose policies/ is `repository`/policies (the
+    example fleet declares owners, so check fails without it)."""
+    (repository / ".github").mkdir(exist_ok=True)
+    shutil.copy(REPO / ".github" / "CODEOWNERS", repository / ".github" / "CODEOWNERS")
 
 
 class PolicyWriter(Protocol):
@@ -61,26 +66,14 @@ class PolicyWriter(Protocol):
 
 @pytest.fixture
 def write_policies(tmp_path: Path) -> PolicyWriter:
-    """Write {relative path: YAML text} into a fresh policies/ directory and return it.
-
-    Most tests write a team as one Team document that says everything (the layout before
-    grants), because that reads as the fleet the test is about; `gpufleet migrate` then moves
-    each such team's entitlements into its grant, as a user's fleet would be migrated, so
-    every one of these trees also exercises the migration. `migrate=False` writes the files
-    exactly as given (a tree that is not valid policy is left as written either way).
-    """
+    """Write {relative path: YAML text} into a fresh policies/ directory and return it
+    (`fleets.write_tree`: teams in the layout before grants are migrated unless
+    `migrate=False`)."""
 
     def write(files: dict[str, str], migrate: bool = True) -> Path:
         root = tmp_path / "policies"
         shutil.rmtree(root, ignore_errors=True)
-        for relative, text in files.items():
-            target = root / relative
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
-        if migrate:
-            with contextlib.suppress(CompileError):
-                run_migration(root)
-        return root
+        return write_tree(root, files, migrate)
 
     return write
 

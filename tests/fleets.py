@@ -2,6 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+import textwrap
+from collections.abc import Mapping
+from pathlib import Path
+
+from compiler.diagnostics import CompileError
+from compiler.migrate import migrate
+
 HEADER = "apiVersion: gpufleet.dev/v1alpha1\n"
 
 
@@ -38,8 +46,28 @@ def tier(name: str, spec: str) -> str:
     return HEADER + f"kind: GpuTier\nmetadata: {{name: {name}}}\nspec: {spec}\n"
 
 
+def write_tree(root: Path, files: Mapping[str, str], migrate_teams: bool = True) -> Path:
+    """Write {relative path: YAML text} below `root` (dedented) and return it.
+
+    Tests write a team as one `team()` document that says everything (the layout before
+    grants), because that reads as the fleet the test is about; `gpufleet migrate` then moves
+    each such team's entitlements into its grant, as a user's fleet would be migrated, so
+    every one of these trees also exercises the migration. `migrate_teams=False` leaves the
+    files exactly as given (a tree that is not valid policy is left as written either way).
+    """
+    for relative, text in files.items():
+        target = root / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
+    if migrate_teams:
+        with contextlib.suppress(CompileError):
+            migrate(root)
+    return root
+
+
 def team(name: str, quotas: str, extra: str = "") -> str:
-    """A Team document owning namespace `name`, with a flow list of quotas."""
+    """A Team document owning namespace `name`, with a flow list of quotas, in the layout
+    before grants (`write_tree` migrates it)."""
     return HEADER + (
         f"kind: Team\nmetadata: {{name: {name}}}\n"
         f"spec:\n  namespaces: [{name}]\n  quotas: {quotas}\n{extra}"

@@ -9,7 +9,9 @@ in an init container, a wider toleration than granted, a priority set on UPDATE.
 
 from __future__ import annotations
 
+import shutil
 from functools import cache
+from pathlib import Path
 
 import pytest
 import yaml
@@ -164,7 +166,9 @@ def test_namespaces_gpufleet_does_not_manage_are_untouched() -> None:
 
 
 @parametrize_teams
-def test_pods_use_only_the_teams_priority_classes(cluster: str, team: GrantedTeam, namespace: str) -> None:
+def test_pods_use_only_the_teams_priority_classes(
+    cluster: str, team: GrantedTeam, namespace: str
+) -> None:
     allowed = sorted(team.spec.priorities)
     for priority in allowed:
         assert_allowed(admission(cluster), pod(namespace, priority=priority))
@@ -223,8 +227,8 @@ def test_pods_get_gpus_only_through_dra(cluster: str, team: GrantedTeam, namespa
     cpu = {"cpu": "4", "memory": "16Gi"}
     assert_allowed(admission(cluster), pod(namespace, [container(requests=cpu)], priority=priority))
     cases = {
-        "main": pod(namespace, [container(limits=gpu)], priority=priority),
-        "setup": pod(
+        "container main": pod(namespace, [container(limits=gpu)], priority=priority),
+        "init container setup": pod(
             namespace,
             [container(requests=cpu)],
             init_containers=[container("setup", requests=gpu, limits=gpu)],
@@ -236,7 +240,7 @@ def test_pods_get_gpus_only_through_dra(cluster: str, team: GrantedTeam, namespa
             admission(cluster).admit(request),
             "gpufleet-dra-only",
             f"Pod {namespace}/my-pod requests device-plugin resource nvidia.com/gpu",
-            f"in container {offender}: team {team.name} gets GPUs only through DRA",
+            f"in {offender}: team {team.name} gets GPUs only through DRA",
             "ResourceClaimTemplate: " + ", ".join(sorted(_templates(cluster, namespace))),
         )
 
@@ -270,7 +274,9 @@ def _templates(cluster: str, namespace: str) -> list[str]:
 
 
 @parametrize_teams
-def test_claims_tolerate_only_what_the_team_may(cluster: str, team: GrantedTeam, namespace: str) -> None:
+def test_claims_tolerate_only_what_the_team_may(
+    cluster: str, team: GrantedTeam, namespace: str
+) -> None:
     tier = entitled_tiers(team, namespace)[0]
     granted = [t.model_dump(exclude_none=True) for t in team.spec.tolerations]
     for toleration in granted:
@@ -316,7 +322,9 @@ def test_the_burn_in_team_may_tolerate_ecc_errors_narrowly() -> None:
 
 
 @parametrize_teams
-def test_admin_access_only_in_admin_namespaces(cluster: str, team: GrantedTeam, namespace: str) -> None:
+def test_admin_access_only_in_admin_namespaces(
+    cluster: str, team: GrantedTeam, namespace: str
+) -> None:
     tier = entitled_tiers(team, namespace)[0]
     requests = [
         claim(namespace, exactly(tier, adminAccess=True)),
@@ -369,3 +377,110 @@ def test_requests_built_here_are_valid_kubernetes_objects() -> None:
     ]
     for request in samples:
         validate_object(request.object, "1.36")
+
+
+UNOWNED = "gpufleet-unowned-claims"
+DRIVER_CLASSES = ("gpu.nvidia.com", "mig.nvidia.com", "vfio.gpu.nvidia.com")
+"""The DeviceClasses the NVIDIA DRA driver (gpu.nvidia.com) installs itself."""
+
+
+@pytest.fixture(scope="module")
+def denying(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The example with the Fleet's `denyUnownedClaims` set."""
+    root = tmp_path_factory.mktemp("denying") / "policies"
+    shutil.copytree(EXAMPLE, root)
+    documents = list(yaml.safe_load_all((root / "fleet.yaml").read_text(encoding="utf-8")))
+    for document in documents:
+        if document["kind"] == "Fleet":
+            document["spec"]["denyUnownedClaims"] = True
+    (root / "fleet.yaml").write_text(yaml.safe_dump_all(documents), encoding="utf-8")
+    return root
+
+
+@cache
+def denying_tree(root: Path) -> dict[str, str]:
+    return compile_policies(root).tree
+
+
+def _namespaces_of(root: Path) -> tuple[dict[str, set[str]], list[str]]:
+    """From the policy source: cluster -> its team namespaces; the system namespaces."""
+    policies = build_policies(load_policies(root))
+    teams = granted_teams(policies.grants, policies.teams, policies.fleet, [])
+    owned = {
+        cluster.name: {
+            ns
+            for team in teams
+            if team.spec.clusters is None or cluster.name in team.spec.clusters
+            for ns in team.spec.namespaces
+        }
+        for cluster in policies.clusters
+    }
+    assert policies.fleet is not None and policies.fleet.spec.deny_unowned_claims
+    system = [*policies.fleet.spec.system_namespaces.model_dump().values(), "kube-system"]
+    return owned, system
+
+
+@pytest.mark.parametrize("cluster", ["prod-east", "prod-west"])
+def test_gpu_claims_in_a_namespace_no_team_owns_are_denied(denying: Path, cluster: str) -> None:
+    tree = denying_tree(denying)
+    admission_ = Cluster.from_tree(tree, cluster)
+    owned, _ = _namespaces_of(denying)
+    elsewhere = set().union(*owned.values()) - owned[cluster]
+    assert elsewhere, "a team of another cluster owns a namespace here nobody owns"
+    prefix = f"clusters/{cluster}/_cluster/deviceclass_"
+    tiers = [p[len(prefix) : -len(".yaml")] for p in tree if p.startswith(prefix)]
+    assert tiers
+    for namespace in ["scratch", "default", *sorted(elsewhere)]:
+        for device_class in [*tiers, *DRIVER_CLASSES]:
+            for request in (
+                claim(namespace, exactly(device_class)),
+                claim(namespace, first_available("fpga.example.com", device_class)),
+                claim(namespace, flat(device_class), version="v1beta1"),
+                claim(namespace, exactly(device_class), kind="ResourceClaimTemplate"),
+            ):
+                assert_denied(
+                    admission_.admit(request),
+                    UNOWNED,
+                    f"{request.kind[2]} {namespace}/my-claim names GPU DeviceClass "
+                    f"{device_class} in namespace {namespace}, which no team owns",
+                )
+        assert_allowed(admission_, claim(namespace, exactly("fpga.example.com")))
+
+
+def test_team_and_system_namespaces_are_not_judged_as_unowned(denying: Path) -> None:
+    owned, system = _namespaces_of(denying)
+    for cluster, namespaces in owned.items():
+        admission_ = Cluster.from_tree(denying_tree(denying), cluster)
+        for namespace in system:
+            assert admission_.decide(claim(namespace, exactly("gpu.nvidia.com"))) == []
+        for namespace in namespaces:
+            decisions = admission_.decide(claim(namespace, exactly("gpu.nvidia.com")))
+            assert decisions and UNOWNED not in [d.policy for d in decisions]
+
+
+def test_a_team_label_set_by_hand_does_not_make_a_namespace_owned(denying: Path) -> None:
+    admission_ = Cluster.from_tree(denying_tree(denying), "prod-east")
+    admission_.namespace_labels["impostor"] = {"gpufleet.dev/team": "ml-research"}
+    assert_denied(
+        admission_.admit(claim("impostor", exactly("training"))),
+        UNOWNED,
+        "in namespace impostor, which no team owns",
+    )
+
+
+def test_unowned_claims_are_opt_in_and_bound_to_every_namespace(denying: Path) -> None:
+    assert UNOWNED not in admission("prod-east").policies
+    tree = denying_tree(denying)
+    policy = yaml.safe_load(
+        tree[f"clusters/prod-east/_cluster/validatingadmissionpolicy_{UNOWNED}.yaml"]
+    )
+    binding = yaml.safe_load(
+        tree[f"clusters/prod-east/_cluster/validatingadmissionpolicybinding_{UNOWNED}.yaml"]
+    )
+    assert binding["spec"]["matchResources"]["namespaceSelector"] == {
+        "matchLabels": None,
+        "matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "Exists"}],
+    }
+    assert policy["spec"]["failurePolicy"] == "Fail"
+    for obj in (policy, binding):
+        validate_object(obj, "1.32")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -54,8 +53,8 @@ def test_compile_check_lists_stale_files(run_cli: Run, tmp_path: Path) -> None:
 def test_over_committed_fleet_exits_1_naming_the_teams(
     run_cli: Run, policy_copy: Path, tmp_path: Path
 ) -> None:
-    team = policy_copy / "teams" / "ml-research.yaml"
-    team.write_text(team.read_text().replace("guaranteed: 64", "guaranteed: 88"))
+    grant = policy_copy / "grants" / "ml-research.yaml"
+    grant.write_text(grant.read_text().replace("guaranteed: 64", "guaranteed: 88"))
     out = tmp_path / "out"
     code, _, err = run_cli("check", "--policies", policy_copy)
     assert code == 1
@@ -63,7 +62,7 @@ def test_over_committed_fleet_exits_1_naming_the_teams(
     assert "shortfall 8" in err
     assert "team ml-research guarantees 88 x training" in err
     assert "team vision guarantees 16 x training" in err
-    assert "ml-research.yaml:11:7" in err
+    assert "grants/ml-research.yaml:13:36" in err  # the guarantee, in the grant
     assert "Traceback" not in err
     assert not out.exists()
 
@@ -74,8 +73,8 @@ def test_failed_compile_leaves_previous_output_untouched(
     out = tmp_path / "out"
     assert run_cli("compile", "--policies", policy_copy, "--out", out)[0] == 0
     before = snapshot_tree(out)
-    team = policy_copy / "teams" / "vision.yaml"
-    team.write_text(team.read_text().replace("guaranteed: 16", "guaranteed: 1600"))
+    grant = policy_copy / "grants" / "vision.yaml"
+    grant.write_text(grant.read_text().replace("guaranteed: 16", "guaranteed: 1600"))
     assert run_cli("compile", "--policies", policy_copy, "--out", out)[0] == 1
     assert snapshot_tree(out) == before
 
@@ -86,8 +85,8 @@ def test_hand_made_files_survive_and_owned_files_are_pruned(
     out = tmp_path / "out"
     run_cli("compile", "--policies", policy_copy, "--out", out)
     (out / "clusters" / "prod-east" / "README.md").write_text("mine\n")
-    shutil.rmtree(policy_copy / "teams" / "vision.yaml", ignore_errors=True)
     (policy_copy / "teams" / "vision.yaml").unlink()
+    (policy_copy / "grants" / "vision.yaml").unlink()  # the platform offboards the team
     code, _, err = run_cli("compile", "--policies", policy_copy, "--out", out)
     assert code == 0, err
     assert (out / "clusters" / "prod-east" / "README.md").read_text() == "mine\n"
@@ -126,12 +125,12 @@ def test_usage_errors_exit_2(run_cli: Run) -> None:
 
 
 def test_github_format_annotates_file_and_line(run_cli: Run, policy_copy: Path) -> None:
-    team = policy_copy / "teams" / "vision.yaml"
-    team.write_text(team.read_text().replace("tier: general", "tier: generl"))
+    grant = policy_copy / "grants" / "vision.yaml"
+    grant.write_text(grant.read_text().replace("tier: general", "tier: generl"))
     code, _, err = run_cli("check", "--policies", policy_copy, "--format", "github")
     assert code == 1
     errors = [line for line in err.splitlines() if line.startswith("::error file=")]
-    assert ",line=15,col=" in errors[0] and "GF202" in errors[0]
+    assert "grants/vision.yaml,line=14,col=" in errors[0] and "GF202" in errors[0]
 
 
 def test_explain_prints_capacity_per_tier_and_pool(run_cli: Run, tmp_path: Path) -> None:
@@ -143,9 +142,9 @@ def test_explain_prints_capacity_per_tier_and_pool(run_cli: Run, tmp_path: Path)
 
 
 def test_explain_on_an_infeasible_fleet_says_why(run_cli: Run, policy_copy: Path) -> None:
-    team = policy_copy / "teams" / "vision.yaml"
-    text = team.read_text().replace("guaranteed: 16", "guaranteed: 40")
-    team.write_text(text.replace("limit: 32", "limit: 40"))
+    grant = policy_copy / "grants" / "vision.yaml"
+    text = grant.read_text().replace("guaranteed: 16", "guaranteed: 40")
+    grant.write_text(text.replace("limit: 32", "limit: 40"))
     code, _, err = run_cli("explain", "--policies", policy_copy, "--out", policy_copy / "no-out")
     assert code == 1 and "GF401" in err and "or add 2 nodes to pool b200" in err
 

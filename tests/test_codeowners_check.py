@@ -14,12 +14,15 @@ Run = Callable[..., tuple[int, str, str]]
 POOLS = """
     - {name: l40s, nodes: 2, gpu: L40S, gpusPerNode: 4, hostMemory: 512Gi, cpu: 64}
 """
-FLEET = fleets.HEADER + """kind: Fleet
+FLEET = (
+    fleets.HEADER
+    + """kind: Fleet
 metadata: {name: f}
 spec:
   gitops: {repoURL: "https://git.example.com/x.git"}
   owners: ["@acme/gpu-platform"]
 """
+)
 
 
 def _grant(team: str, owners: str) -> str:
@@ -31,7 +34,9 @@ def _grant(team: str, owners: str) -> str:
 
 
 def _team(team: str) -> str:
-    return fleets.HEADER + f"kind: Team\nmetadata: {{name: {team}}}\nspec: {{memoryQoS: burstable}}\n"
+    return (
+        fleets.HEADER + f"kind: Team\nmetadata: {{name: {team}}}\nspec: {{memoryQoS: burstable}}\n"
+    )
 
 
 def fleet(write: PolicyWriter) -> Path:
@@ -49,7 +54,9 @@ def fleet(write: PolicyWriter) -> Path:
     )
 
 
-def test_codeowners_routes_each_file_to_its_owner(write_policies: PolicyWriter, run_cli: Run) -> None:
+def test_codeowners_routes_each_file_to_its_owner(
+    write_policies: PolicyWriter, run_cli: Run
+) -> None:
     root = fleet(write_policies)
     code, out, err = run_cli("codeowners", "--policies", root)
     assert code == 0, err

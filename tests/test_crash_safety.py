@@ -37,9 +37,10 @@ def trees(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, str], dic
     root = tmp_path_factory.mktemp("crash") / "policies"
     shutil.copytree(EXAMPLE, root)
     old = compile_policies(root).tree
-    team = root / "teams" / "vision.yaml"
-    team.write_text(team.read_text().replace("guaranteed: 16", "guaranteed: 8"))
+    grant = root / "grants" / "vision.yaml"
+    grant.write_text(grant.read_text().replace("guaranteed: 16", "guaranteed: 8"))
     (root / "teams" / "data-science.yaml").unlink()
+    (root / "grants" / "data-science.yaml").unlink()
     new = compile_policies(root).tree
     assert old != new and set(old) != set(new)
     return old, new

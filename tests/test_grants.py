@@ -21,7 +21,9 @@ from tests.conftest import PolicyWriter
 POOLS = """
     - {name: l40s, nodes: 4, gpu: L40S, gpusPerNode: 4, hostMemory: 512Gi, cpu: 64}
 """
-GRANT = fleets.HEADER + """kind: TeamGrant
+GRANT = (
+    fleets.HEADER
+    + """kind: TeamGrant
 metadata: {name: ds}
 spec:
   group: ds-users
@@ -34,6 +36,7 @@ spec:
     - {key: example.com/burn-in, operator: Equal, value: "yes", effect: NoSchedule}
   cohort: research
 """
+)
 
 
 def tree(team_spec: str | None, grant: str = GRANT) -> dict[str, str]:
@@ -119,8 +122,11 @@ EXCEEDS = [
 ]
 
 
-@pytest.mark.parametrize(("asked", "where", "granted"), [(e[1], e[2], e[3]) for e in EXCEEDS],
-                         ids=[e[0] for e in EXCEEDS])
+@pytest.mark.parametrize(
+    ("asked", "where", "granted"),
+    [(e[1], e[2], e[3]) for e in EXCEEDS],
+    ids=[e[0] for e in EXCEEDS],
+)
 def test_a_team_file_asking_beyond_its_grant_is_refused_at_both_places(
     write_policies: PolicyWriter, asked: str, where: str, granted: str
 ) -> None:
@@ -203,7 +209,9 @@ def test_a_team_file_may_narrow_and_split_its_grant(write_policies: PolicyWriter
 def test_a_team_file_may_leave_a_granted_namespace_unused(write_policies: PolicyWriter) -> None:
     asked = "  namespaces: [ds]\n  quotas:\n    - {tier: gpu, guaranteed: 2}\n"
     objects = _objects(write_policies(tree(asked), migrate=False))
-    namespaces = sorted(o["metadata"]["name"] for (kind, _), o in objects.items() if kind == "Namespace")
+    namespaces = sorted(
+        o["metadata"]["name"] for (kind, _), o in objects.items() if kind == "Namespace"
+    )
     assert namespaces == ["ds"]
     assert _hard(objects, "ds")["gpu.deviceclass.resource.k8s.io/devices"] == "8"
 
@@ -219,8 +227,12 @@ def test_the_grant_sets_the_namespaces_pod_security(write_policies: PolicyWriter
 def test_a_team_file_cannot_set_its_own_pod_security_or_allowances(
     write_policies: PolicyWriter,
 ) -> None:
-    for field in ("  podSecurity: privileged\n", "  allow: {gpuRuntimeClasses: true}\n",
-                  "  group: system:masters\n", '  owners: ["@someone"]\n'):
+    for field in (
+        "  podSecurity: privileged\n",
+        "  allow: {gpuRuntimeClasses: true}\n",
+        "  group: system:masters\n",
+        '  owners: ["@someone"]\n',
+    ):
         root = write_policies(tree(field), migrate=False)
         (refusal,) = refusals(root)
         assert refusal.code == "GF106", field

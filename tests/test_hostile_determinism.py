@@ -127,13 +127,13 @@ def test_diagnostics_keep_their_order_whatever_the_file_order(
     for order in (1, -1):
         root = tmp_path / f"policies-{order}"
         shutil.copytree(EXAMPLE, root)
-        for team in sorted((root / "teams").iterdir())[::order]:
-            text = team.read_text().replace("tier: ", "tier: missing-")
-            team.unlink()
-            team.write_text(text)
+        for grant in sorted((root / "grants").iterdir())[::order]:
+            text = grant.read_text().replace("tier: ", "tier: missing-")
+            grant.unlink()
+            grant.write_text(text)
         code, _, err = run_cli("check", "--policies", root, "--format", "json")
         assert code == 1
         outputs.append(err.replace(str(root), "ROOT"))
     assert outputs[0] == outputs[1]
-    quotas = sum(t.read_text().count("tier: ") for t in (EXAMPLE / "teams").iterdir())
-    assert outputs[0].count("GF202") == quotas  # one per quota
+    quotas = sum(g.read_text().count("tier: ") for g in (EXAMPLE / "grants").iterdir())
+    assert outputs[0].count("GF202") == quotas  # one per granted tier

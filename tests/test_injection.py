@@ -101,6 +101,7 @@ def policies(root: Path, description: str, cel: str, file_name: str) -> None:
         "spec": {"levels": [{"name": "high", "value": 100, "description": description[:1024]}]},
     }
     (root / file_name).write_text(dump(ladder))
+    fleets.write_tree(root, {})  # migrates the team
 
 
 def expected_priority_class(description: str, origin: str) -> dict[str, Any]:

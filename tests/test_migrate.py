@@ -25,16 +25,21 @@ COMMON = {
     "clusters/c1.yaml": fleets.cluster(pools=POOLS),
     "tiers/gpu.yaml": fleets.tier("gpu", "{select: {models: [L40S]}}"),
 }
-LEGACY_FLEET = fleets.HEADER + """kind: Fleet
+LEGACY_FLEET = (
+    fleets.HEADER
+    + """kind: Fleet
 metadata: {name: f}
 spec:
   gitops: {repoURL: "https://git.example.com/x.git"}
   teams:
     serving: {group: serving-users}
 ---
-""" + fleets.LADDER
+"""
+    + fleets.LADDER
+)
 LEGACY_TEAMS = {
-    "teams/serving.yaml": fleets.HEADER + """kind: Team
+    "teams/serving.yaml": fleets.HEADER
+    + """kind: Team
 metadata:
   name: serving
   description: Online inference.
@@ -51,7 +56,8 @@ spec:
     - {key: example.com/burn-in, operator: Exists, effect: NoSchedule}
   cohort: inference
 """,
-    "teams/batch.yaml": fleets.HEADER + """kind: Team
+    "teams/batch.yaml": fleets.HEADER
+    + """kind: Team
 metadata: {name: batch}
 spec:
   namespaces: [batch]
@@ -63,7 +69,8 @@ spec:
 }
 GRANT_LAYOUT = {
     "fleet.yaml": LEGACY_FLEET.replace("  teams:\n    serving: {group: serving-users}\n", ""),
-    "grants/serving.yaml": fleets.HEADER + """kind: TeamGrant
+    "grants/serving.yaml": fleets.HEADER
+    + """kind: TeamGrant
 metadata: {name: serving}
 spec:
   group: serving-users
@@ -73,7 +80,8 @@ spec:
   tolerations: [{key: example.com/burn-in, operator: Exists, effect: NoSchedule}]
   cohort: inference
 """,
-    "grants/batch.yaml": fleets.HEADER + """kind: TeamGrant
+    "grants/batch.yaml": fleets.HEADER
+    + """kind: TeamGrant
 metadata: {name: batch}
 spec:
   namespaces: [batch]
@@ -81,7 +89,8 @@ spec:
   priorities: [low]
   adminAccess: true
 """,
-    "teams/serving.yaml": fleets.HEADER + """kind: Team
+    "teams/serving.yaml": fleets.HEADER
+    + """kind: Team
 metadata: {name: serving}
 spec:
   quotas:
@@ -90,7 +99,8 @@ spec:
   defaultPriority: low
   memoryQoS: guaranteed
 """,
-    "teams/batch.yaml": fleets.HEADER + """kind: Team
+    "teams/batch.yaml": fleets.HEADER
+    + """kind: Team
 metadata: {name: batch}
 spec:
   quotas: [{tier: gpu, gang: 2}]

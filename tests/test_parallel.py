@@ -32,9 +32,9 @@ def test_workers_give_byte_identical_output(
 def test_conflicts_found_in_workers_are_reported(
     monkeypatch: pytest.MonkeyPatch, policy_copy: Path
 ) -> None:
-    team = policy_copy / "teams" / "vision.yaml"
-    team.write_text(
-        team.read_text()
+    grant = policy_copy / "grants" / "vision.yaml"
+    grant.write_text(
+        grant.read_text()
         .replace("guaranteed: 16", "guaranteed: 400")
         .replace("limit: 32", "limit: 400")
     )

@@ -23,8 +23,8 @@ def test_a_guarantee_change_from_check_to_diff_to_compile(
     monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
     assert run_cli("compile", "--check")[0] == 0
 
-    team = repo / "policies" / "teams" / "ml-research.yaml"
-    team.write_text(team.read_text().replace("guaranteed: 64", "guaranteed: 56"))
+    grant = repo / "policies" / "grants" / "ml-research.yaml"
+    grant.write_text(grant.read_text().replace("guaranteed: 64", "guaranteed: 56"))
     code, _, err = run_cli("compile", "--check")
     assert code == 1 and "error[GF501]" in err
 

@@ -36,7 +36,7 @@ def pathological_fleet(root: Path, per_team: int, teams: int = 8) -> Path:
         gang = 2 if team % 2 else 1
         quota = f"[{{tier: {tier}, guaranteed: {per_team}, gang: {gang}}}]"
         (root / f"team-{team}.yaml").write_text(fleets.team(f"team-{team}", quota))
-    return root
+    return fleets.write_tree(root, {})  # migrates the teams
 
 
 @pytest.fixture(scope="module")

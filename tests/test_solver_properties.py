@@ -87,9 +87,7 @@ def fleet_files(draw: st.DrawFn) -> dict[str, str]:
 
 def resolved(files: dict[str, str]) -> ResolvedCluster | None:
     with tempfile.TemporaryDirectory() as directory:
-        root = Path(directory)
-        for name, text in files.items():
-            (root / name).write_text(text)
+        root = fleets.write_tree(Path(directory), files)
         try:
             fleet = resolve(build_policies(load_policies(root)), load_catalog())
         except CompileError:

@@ -27,14 +27,14 @@ from compiler.cel.shapes import SCALAR, Shape, list_of, map_of, merge, record, s
 DNS_SUBDOMAIN, DNS_LABEL, QUALIFIED_NAME, LABEL_VALUE = 253, 63, 317, 63
 DEVICE_REQUESTS, SUBREQUESTS, DEVICE_TOLERATIONS = 32, 8, 16
 POD_CONTAINERS_ASSUMED = 100
-"""Containers (and, separately, init and ephemeral containers) a pod is assumed to have at
-most: 100 is ten times what a crowded pod (app, sidecars, init steps) has."""
+"""Containers a pod is assumed to have at most in each of its lists (containers, init and
+ephemeral containers): ten times what a crowded pod (app, sidecars, init steps) has."""
 RESOURCE_LIST_ASSUMED = 16
-"""Entries of one container's `resources.requests` (and, separately, `.limits`) assumed at
-most: cpu, memory, ephemeral-storage, hugepages and a few extended resources make ten."""
+"""Entries a container's `resources.requests` (and, separately, `.limits`) is assumed to
+have at most: cpu, memory, ephemeral-storage, two hugepage sizes and a few extended
+resources make about eight."""
 CONTAINER_ENV_ASSUMED = 128
-"""Variables of one container's `env` assumed at most (a pod's total: 128 times its
-containers, which is more than any pod object fits in etcd's request limit)."""
+"""Variables a container's `env` is assumed to set at most: real containers set tens."""
 
 _KIND = record(group=string(DNS_SUBDOMAIN), version=string(DNS_LABEL), kind=string(DNS_SUBDOMAIN))
 _RESOURCE = record(
@@ -94,24 +94,35 @@ RESOURCE_CLAIM_TEMPLATE = record(
     metadata=METADATA, spec=record(metadata=METADATA, spec=_CLAIM_SPEC)
 )
 
-_RESOURCE_LIST = map_of(string(QUALIFIED_NAME), string(DNS_LABEL), RESOURCE_LIST_ASSUMED)
 _ENV_NAME = Shape("string")
-"""No length bound (any printable ASCII but `=`): only compared with `in`."""
-_CONTAINER = record(
-    name=string(DNS_LABEL),
-    resources=record(requests=_RESOURCE_LIST, limits=_RESOURCE_LIST),
-    env=list_of(CONTAINER_ENV_ASSUMED, record(name=_ENV_NAME)),
-)
-POD = record(
-    metadata=METADATA,
-    spec=record(
-        containers=list_of(POD_CONTAINERS_ASSUMED, _CONTAINER),
-        initContainers=list_of(POD_CONTAINERS_ASSUMED, _CONTAINER),
-        ephemeralContainers=list_of(POD_CONTAINERS_ASSUMED, _CONTAINER),  # has no resources
-        priorityClassName=string(DNS_SUBDOMAIN),
-        runtimeClassName=string(DNS_SUBDOMAIN),
-    ),
-)
+"""No length bound (any printable ASCII but `=`): only ever compared with `in`."""
+
+
+def pod(
+    containers: int = POD_CONTAINERS_ASSUMED,
+    resource_entries: int = RESOURCE_LIST_ASSUMED,
+    env: int = CONTAINER_ENV_ASSUMED,
+) -> Shape:
+    """A pod's bound under the given assumptions (`POD`: under gpufleet's)."""
+    resource_list = map_of(string(QUALIFIED_NAME), string(DNS_LABEL), resource_entries)
+    container = record(
+        name=string(DNS_LABEL),
+        resources=record(requests=resource_list, limits=resource_list),
+        env=list_of(env, record(name=_ENV_NAME)),
+    )
+    return record(
+        metadata=METADATA,
+        spec=record(
+            containers=list_of(containers, container),
+            initContainers=list_of(containers, container),
+            ephemeralContainers=list_of(containers, container),  # whose resources stay unset
+            priorityClassName=string(DNS_SUBDOMAIN),
+            runtimeClassName=string(DNS_SUBDOMAIN),
+        ),
+    )
+
+
+POD = pod()
 KUEUE_WORKLOAD = record(
     metadata=METADATA,
     spec=record(

@@ -201,8 +201,9 @@ def _check_cost(cluster: ResolvedCluster, rule: PolicyRule) -> None:
             f"admission policy {rule.name} for cluster {cluster.name!r} could exceed the API "
             f"server's CEL cost limits: {'; '.join(problems)}",
             cluster.cluster.source.span(("metadata", "name")),
-            "the cost grows with the namespaces and grants of one cluster: split its teams "
-            "over more clusters",
+            "the cost grows with the namespaces and grants of one cluster (split its teams "
+            "over more clusters) and, on pods, with the fleet's devicePluginResources and "
+            "gpuEnvironment (name fewer domains and variables)",
         )
 
 

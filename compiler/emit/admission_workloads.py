@@ -121,29 +121,36 @@ def priority_label(data: Entitlements) -> PolicyRule:
     )
 
 
+def _indented(cel: str, spaces: int) -> str:
+    """`cel` with its continuation lines moved right by `spaces`."""
+    return cel.replace("\n", "\n" + " " * spaces)
+
+
 _PLUGIN_RESOURCE = (
     "!(r in variables.served) && (r in variables.forbidden\n"
     "  || variables.domains.exists(d, r.startsWith(d)))"
 )
 """Whether resource name `r` is a device-plugin resource the fleet refuses."""
+_SETS_GPU_ENVIRONMENT = "has(c.env) && c.env.exists(e, e.name in variables.environment)"
+EPHEMERAL_CONTAINERS = "ephemeralcontainers"
+POD_CONTAINERS_RULE: ResourceRule = ("", "v1", ("pods", f"pods/{EPHEMERAL_CONTAINERS}"))
+"""Pods, and the subresource that adds ephemeral containers to one (`kubectl debug`)."""
+
+_CONTAINERS = ("containers", "containers", "container")
+_INIT_CONTAINERS = ("init_containers", "initContainers", "init container")
+_EPHEMERAL_CONTAINERS = ("ephemeral_containers", "ephemeralContainers", "ephemeral container")
+"""(variable, pod spec field, what it holds in words) of each list of containers."""
 
 
-def _plugin_resources(container: str) -> str:
-    """CEL for the device-plugin resources `container` asks for, in its limits and requests
-    (each once: an extended resource in requests is in limits too, with the same quantity)."""
-    requests, limits = f"{container}.resources.requests", f"{container}.resources.limits"
-    return (
-        f"(has({limits}) ? {limits}.filter(r,\n"
-        f"  {_indented(_PLUGIN_RESOURCE, 2)}) : [])\n"
-        f"+ (has({requests}) ? {requests}.filter(r,\n"
-        f"  {_indented(_PLUGIN_RESOURCE, 2)}\n"
-        f"  && !(has({limits}) && r in {limits})) : [])"
-    )
-
-
-def _indented(cel: str, spaces: int) -> str:
-    """`cel` with its continuation lines moved right by `spaces`."""
-    return cel.replace("\n", "\n" + " " * spaces)
+_ASKED = (
+    "(has(c.resources.limits) ? c.resources.limits.filter(r,\n"
+    f"  {_indented(_PLUGIN_RESOURCE, 2)}) : [])\n"
+    "+ (has(c.resources.requests) ? c.resources.requests.filter(r,\n"
+    f"  {_indented(_PLUGIN_RESOURCE, 2)}\n"
+    "  && !(has(c.resources.limits) && r in c.resources.limits)) : [])"
+)
+"""The device-plugin resources container `c` asks for, each once (in limits, or only in
+requests)."""
 
 
 def _claim_instead(data: Entitlements) -> list[tuple[str, str]]:
@@ -159,7 +166,7 @@ def _claim_instead(data: Entitlements) -> list[tuple[str, str]]:
 
 
 def _allowed(data: Entitlements) -> list[tuple[str, str]]:
-    """`allowed`: the ways around DRA the team's grant allows."""
+    """`allowed`: the ways around DRA the team's grant allows (its `allow`)."""
     return [
         ("allowances", cel_literal(dict(data.allowances))),
         (
@@ -176,19 +183,66 @@ _CLAIM_INSTEAD = (
 )
 
 
+def _in_container(offending: str, what: str) -> str:
+    """Message CEL: ` in <what> <first offender>` and how many more offend."""
+    return (
+        f'+ " in {what} " + variables.{offending}[0].name\n'
+        f"+ (variables.{offending}.size() > 1\n"
+        f'  ? " and " + string(variables.{offending}.size() - 1) + " more" : "")\n'
+    )
+
+
+def _plugin_check(
+    containers: tuple[str, str, str],
+) -> tuple[list[tuple[str, str]], Validation]:
+    """The variables and the validation that refuse device-plugin resources in one list of
+    containers (one validation per list keeps each within the per-call cost limit)."""
+    variable, field, what = containers
+    offending, asked = f"plugin_{variable}", f"asked_{variable}"
+    variables = [
+        (variable, f"has(object.spec.{field}) ? object.spec.{field} : []"),
+        (
+            offending,
+            f"variables.{variable}.filter(c, has(c.resources) && (\n"
+            "  (has(c.resources.limits) && c.resources.limits.exists(r,\n"
+            f"    {_indented(_PLUGIN_RESOURCE, 4)}))\n"
+            "  || (has(c.resources.requests) && c.resources.requests.exists(r,\n"
+            f"    {_indented(_PLUGIN_RESOURCE, 4)}))))",
+        ),
+        (
+            asked,
+            f"variables.{offending}.size() == 0 ? []\n"
+            f": [variables.{offending}[0]].map(c,\n  {_indented(_ASKED, 2)})[0]",
+        ),
+    ]
+    validation = Validation(
+        f'"devicePluginResources" in variables.allowed\n|| variables.{offending}.size() == 0',
+        'variables.subject + " requests device-plugin resource "\n'
+        f'+ variables.{asked}.join(" and ")\n'
+        f"{_in_container(offending, what)}"
+        '+ ": team " + variables.team\n' + _CLAIM_INSTEAD,
+        "gpufleet: pods in gpufleet namespaces get GPUs through DRA claims, not "
+        "device-plugin resources",
+    )
+    return variables, validation
+
+
 def dra_only(data: Entitlements) -> PolicyRule | None:
     """Pods in gpufleet namespaces reach GPUs only through DRA: no device-plugin resource in
-    any container's requests or limits (those the fleet lists by name, every resource of a
-    domain it lists as `<domain>/*`, the MIG resources `nvidia.com/mig-<profile>` of
-    partitionable GPUs; never a name a tier serves through DRA) and no GPU runtime class
-    (which hands every GPU of the node to the pod). A team whose grant allows
-    `devicePluginResources` or `gpuRuntimeClasses` may use that one.
+    the requests or limits of a container or init container (those the fleet lists by name,
+    every resource of a domain it lists as `<domain>/*`, the MIG resources
+    `nvidia.com/mig-<profile>` of partitionable GPUs; never a name a tier serves through
+    DRA) and no GPU runtime class (which hands every GPU of the node to the pod). A team
+    whose grant allows `devicePluginResources` or `gpuRuntimeClasses` may use that one.
+    (Ephemeral containers may not have resources, and a pod's runtime class never changes.)
 
     None when nothing is forbidden (the fleet lists nothing, or tiers serve it all).
     """
     plugin = data.device_plugin_resources or data.device_plugin_domains
     if not plugin and not data.gpu_runtime_classes:
         return None
+    in_containers, containers_checked = _plugin_check(_CONTAINERS)
+    in_init, init_checked = _plugin_check(_INIT_CONTAINERS)
     return PolicyRule(
         name="gpufleet-dra-only",
         clause="allow",
@@ -204,36 +258,12 @@ def dra_only(data: Entitlements) -> PolicyRule | None:
             ("served", cel_literal(data.served_by_dra)),
             ("runtimes", cel_literal(data.gpu_runtime_classes)),
             *_claim_instead(data),
-            (
-                "containers",
-                "(has(object.spec.containers) ? object.spec.containers : [])\n"
-                "+ (has(object.spec.initContainers) ? object.spec.initContainers : [])",
-            ),
-            (
-                "offending",
-                "variables.containers.filter(c, has(c.resources) && (\n"
-                "  (has(c.resources.limits) && c.resources.limits.exists(r,\n"
-                f"    {_indented(_PLUGIN_RESOURCE, 4)}))\n"
-                "  || (has(c.resources.requests) && c.resources.requests.exists(r,\n"
-                f"    {_indented(_PLUGIN_RESOURCE, 4)}))))",
-            ),
-            (
-                "asked",
-                "variables.offending.size() == 0 ? [] : (\n"
-                f"{_plugin_resources('variables.offending[0]')})",
-            ),
+            *in_containers,
+            *in_init,
         ),
         validations=(
-            Validation(
-                '"devicePluginResources" in variables.allowed\n|| variables.offending.size() == 0',
-                'variables.subject + " requests device-plugin resource "\n'
-                '+ variables.asked.join(" and ") + " in container "\n'
-                "+ variables.offending[0].name + (variables.offending.size() > 1\n"
-                '  ? " and " + string(variables.offending.size() - 1) + " more" : "")\n'
-                '+ ": team " + variables.team\n' + _CLAIM_INSTEAD,
-                "gpufleet: pods in gpufleet namespaces get GPUs through DRA claims, not "
-                "device-plugin resources",
-            ),
+            containers_checked,
+            init_checked,
             Validation(
                 '"gpuRuntimeClasses" in variables.allowed\n'
                 "|| !has(object.spec.runtimeClassName)\n"
@@ -249,17 +279,16 @@ def dra_only(data: Entitlements) -> PolicyRule | None:
     )
 
 
-_SETS_GPU_ENVIRONMENT = "has(c.env) && c.env.exists(e, e.name in variables.environment)"
-EPHEMERAL_CONTAINERS = "ephemeralcontainers"
-POD_CONTAINERS_RULE: ResourceRule = ("", "v1", ("pods", f"pods/{EPHEMERAL_CONTAINERS}"))
-
-
-def _environment_check(containers: str, what: str) -> tuple[list[tuple[str, str]], Validation]:
-    """The variables and the validation that refuse the GPU environment in the containers of
-    variable `containers` (`what` they are, for the message)."""
-    offending, names = f"offending_{containers}", f"set_{containers}"
+def _environment_check(
+    containers: tuple[str, str, str], source: str
+) -> tuple[list[tuple[str, str]], Validation]:
+    """The variables and the validation that refuse the GPU environment in one list of
+    containers (`source`: the CEL of the containers to judge)."""
+    variable, _, what = containers
+    offending, names = f"environment_{variable}", f"set_{variable}"
     variables = [
-        (offending, f"variables.{containers}.filter(c,\n  {_SETS_GPU_ENVIRONMENT})"),
+        (variable, source),
+        (offending, f"variables.{variable}.filter(c,\n  {_SETS_GPU_ENVIRONMENT})"),
         (
             names,
             f"variables.{offending}.size() == 0 ? [] : variables.environment.filter(n,\n"
@@ -267,17 +296,31 @@ def _environment_check(containers: str, what: str) -> tuple[list[tuple[str, str]
         ),
     ]
     validation = Validation(
-        f'"gpuEnvironment" in variables.allowed || variables.{offending}.size() == 0',
+        f'"gpuEnvironment" in variables.allowed\n|| variables.{offending}.size() == 0',
         f'variables.subject + " sets " + variables.{names}.join(" and ")\n'
-        f'+ " in {what} " + variables.{offending}[0].name\n'
-        f"+ (variables.{offending}.size() > 1\n"
-        f'  ? " and " + string(variables.{offending}.size() - 1) + " more" : "")\n'
+        f"{_in_container(offending, what)}"
         '+ ", which the NVIDIA container runtime reads to hand GPUs to a container: team "\n'
         "+ variables.team\n" + _CLAIM_INSTEAD,
         "gpufleet: containers in gpufleet namespaces may not set the NVIDIA container "
         "runtime's GPU variables",
     )
     return variables, validation
+
+
+def _created(field: str) -> str:
+    """CEL: a pod's `field` containers when it is created, none on an update."""
+    return (
+        f'request.operation != "CREATE" || !has(object.spec.{field}) ? []\n  : object.spec.{field}'
+    )
+
+
+_ADDED = (
+    'request.operation == "CREATE" || !has(object.spec.ephemeralContainers) ? []\n'
+    "  : object.spec.ephemeralContainers.filter(c,\n"
+    "    !has(oldObject.spec.ephemeralContainers)\n"
+    "    || !oldObject.spec.ephemeralContainers.exists(o, o.name == c.name))"
+)
+"""CEL: the ephemeral containers an update of pods/ephemeralcontainers adds."""
 
 
 def gpu_environment(data: Entitlements) -> PolicyRule | None:
@@ -294,15 +337,18 @@ def gpu_environment(data: Entitlements) -> PolicyRule | None:
     `accept-nvidia-visible-devices-envvar-when-unprivileged = false`.
 
     A policy of its own, not part of gpufleet-dra-only: it also matches ephemeral-container
-    updates, which the rest of DRA-only must not judge, and it walks every variable of every
-    container, which needs its own cost budget.
+    updates, which DRA-only's other checks must not judge again, and it walks every variable
+    of every container, which takes its own cost budget.
 
     None when the fleet lists no variable.
     """
     if not data.gpu_environment:
         return None
-    created, on_create = _environment_check("containers", "container")
-    added, on_update = _environment_check("ephemeral", "ephemeral container")
+    checks = [
+        _environment_check(_CONTAINERS, _created("containers")),
+        _environment_check(_INIT_CONTAINERS, _created("initContainers")),
+        _environment_check(_EPHEMERAL_CONTAINERS, _ADDED),
+    ]
     return PolicyRule(
         name="gpufleet-gpu-environment",
         clause="allow",
@@ -321,21 +367,7 @@ def gpu_environment(data: Entitlements) -> PolicyRule | None:
             *_allowed(data),
             ("environment", cel_literal(data.gpu_environment)),
             *_claim_instead(data),
-            (
-                "containers",
-                'request.operation != "CREATE" ? [] :\n'
-                "  (has(object.spec.containers) ? object.spec.containers : [])\n"
-                "  + (has(object.spec.initContainers) ? object.spec.initContainers : [])",
-            ),
-            (
-                "ephemeral",
-                'request.operation == "CREATE" || !has(object.spec.ephemeralContainers) ? []\n'
-                "  : object.spec.ephemeralContainers.filter(c,\n"
-                "    !has(oldObject.spec.ephemeralContainers)\n"
-                "    || !oldObject.spec.ephemeralContainers.exists(o, o.name == c.name))",
-            ),
-            *created,
-            *added,
+            *(variable for variables, _ in checks for variable in variables),
         ),
-        validations=(on_create, on_update),
+        validations=tuple(validation for _, validation in checks),
     )

@@ -68,8 +68,8 @@ class Guarantee:
 
     @property
     def span(self) -> Span:
-        """Where the quota clause is written."""
-        return self.team.source.span(("spec", "quotas", self.quota_index))
+        """Where the guaranteed count is written (the grant, or the team file narrowing it)."""
+        return self.team.source.span(("spec", "quotas", self.quota_index, "guaranteed"))
 
     @property
     def clause(self) -> str:
