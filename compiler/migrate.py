@@ -138,8 +138,16 @@ def _grant_text(team: Team, group: str | None, schema_line: str | None) -> str:
     if spec.clusters is not None:
         grant["clusters"] = list(spec.clusters)
     totals: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-    for use in spec.quotas:
-        guaranteed = use.guaranteed or 0
+    for index, use in enumerate(spec.quotas):
+        if use.guaranteed is None:  # required before grants: nothing to move
+            raise fail(
+                "GF108",
+                f"team {team.name!r}: missing required field `guaranteed` in its "
+                f"{use.tier!r} quota",
+                team.source.span(("spec", "quotas", index)),
+                "say how many devices the team is guaranteed, then migrate",
+            )
+        guaranteed = use.guaranteed
         totals[use.tier][0] += guaranteed
         totals[use.tier][1] += guaranteed if use.limit is None else use.limit
     if totals:
@@ -241,7 +249,8 @@ class _Editor:
         spec = self._documents(relative)[team.source.index].get("spec")
         if not isinstance(spec, dict):
             return
-        single_namespace = team.spec.namespaces is not None and len(team.spec.namespaces) == 1
+        namespaces = team.spec.namespaces or []
+        only_namespace = namespaces[0] if len(namespaces) == 1 else None
         for key in MOVED:
             spec.pop(key, None)
         quotas = spec.get("quotas")
@@ -254,7 +263,7 @@ class _Editor:
                 if per_tier[use.tier] == 1:
                     node.pop("guaranteed", None)
                     node.pop("limit", None)
-                if single_namespace and node.get("namespace") == team.spec.namespaces[0]:
+                if only_namespace is not None and node.get("namespace") == only_namespace:
                     node.pop("namespace", None)
                 if node.get("gang", 1) == 1:
                     node.pop("gang", None)

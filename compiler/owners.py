@@ -89,9 +89,8 @@ def ownership_problems(owned: Ownership, fleet: Fleet) -> list[Diagnostic]:
             Diagnostic(
                 "GF229",
                 f"the fleet declares code owners, but there is no CODEOWNERS file at {shown}",
-                Span(shown),
+                where,
                 (hint,),
-                (("the owners are declared here", where),),
             )
         ]
     text = owned.file.read_text(encoding="utf-8")

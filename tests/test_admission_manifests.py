@@ -20,6 +20,7 @@ POLICY_NAMES = {
     "gpufleet-admin-access",
     "gpufleet-device-tolerations",
     "gpufleet-dra-only",
+    "gpufleet-gpu-environment",
     "gpufleet-priority-entitlement",
     "gpufleet-priority-label",
     "gpufleet-tier-entitlement",
@@ -169,8 +170,9 @@ def _small_fleet(
     return compile_policies(write_policies(files))
 
 
-def forbidden_resources(compiled: Compiled) -> list[str] | None:
-    """The resources the DRA-only policy forbids, None without the policy."""
+def forbidden_resources(compiled: Compiled, variable: str = "forbidden") -> list[str] | None:
+    """The resources the DRA-only policy forbids by name (`domains`: by domain), None without
+    the policy."""
     policies = [
         p
         for p in of_kind(compiled, "ValidatingAdmissionPolicy", "c1")
@@ -179,15 +181,14 @@ def forbidden_resources(compiled: Compiled) -> list[str] | None:
     if not policies:
         return None
     (policy,) = policies
-    source = next(v["expression"] for v in policy["spec"]["variables"] if v["name"] == "forbidden")
+    source = next(v["expression"] for v in policy["spec"]["variables"] if v["name"] == variable)
     return list(compile_expression(source, ADMISSION_VARIABLES, "any").evaluate({}))
 
 
-def test_without_a_fleet_nvidia_gpu_is_the_device_plugin_resource(
-    write_policies: PolicyWriter,
-) -> None:
+def test_without_a_fleet_the_nvidia_domain_is_refused(write_policies: PolicyWriter) -> None:
     compiled = _small_fleet(write_policies, "{select: {models: [H100]}}")
-    assert forbidden_resources(compiled) == ["nvidia.com/gpu", *mig_resources(compiled)]
+    assert forbidden_resources(compiled, "domains") == ["nvidia.com/"]
+    assert forbidden_resources(compiled) == []  # nvidia.com/gpu and the MIG names: the domain
     quotas = [q["metadata"]["name"] for q in of_kind(compiled, "ResourceQuota", "c1")]
     assert "gpufleet-priorities" not in quotas  # no PriorityLadder: no priority quotas
     assert "gpufleet-devices" in quotas
@@ -231,7 +232,7 @@ def test_the_same_objects_are_valid_for_the_oldest_supported_kubernetes(
         for q in of_kind(compiled_example, "ResourceQuota")
         if q["metadata"]["name"] == "gpufleet-priorities"
     ][:1]
-    assert len(objects) == 8
+    assert len(objects) == len(POLICY_NAMES) + 2
     for obj in objects:
         validate_object(obj, "1.32")
 

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +29,7 @@ def load(compiled: Compiled, path: str) -> Any:
 def test_the_project_allows_exactly_the_kinds_gpufleet_syncs(compiled_example: Compiled) -> None:
     project = load(compiled_example, "argocd/appproject_gpufleet.yaml")["spec"]
     synced: dict[bool, set[tuple[str, str]]] = {False: set(), True: set()}
-    for cluster in ("prod-east", "prod-west"):
+    for cluster in CLUSTERS:
         for document in yaml.safe_load_all(cluster_stream(compiled_example.tree, cluster)):
             group = document["apiVersion"].rpartition("/")[0]
             synced["namespace" in document["metadata"]].add((group, document["kind"]))
@@ -41,7 +42,43 @@ def test_the_project_allows_exactly_the_kinds_gpufleet_syncs(compiled_example: C
     }
     assert allowed == synced
     assert ("", "Namespace") in allowed[False] and ("", "ResourceQuota") in allowed[True]
-    assert [d["name"] for d in project["destinations"]] == ["prod-east", "prod-west"]
+
+
+CLUSTERS = ("prod-east", "prod-west")
+
+
+def permitted(destinations: list[dict[str, str]], cluster: str, namespace: str) -> bool:
+    """Argo CD's AppProject.isDestinationMatched for destinations named by cluster name: the
+    name and the namespace each match a glob ("*" anything, a literal only itself, a missing
+    namespace only the empty one)."""
+    return any(
+        fnmatchcase(cluster, d["name"]) and fnmatchcase(namespace, d.get("namespace", ""))
+        for d in destinations
+    )
+
+
+def test_the_project_lets_argo_cd_write_only_where_gpufleet_does(
+    compiled_example: Compiled,
+) -> None:
+    destinations = load(compiled_example, "argocd/appproject_gpufleet.yaml")["spec"]["destinations"]
+    assert all(d.get("namespace") != "*" for d in destinations)
+    for cluster in CLUSTERS:
+        written = {
+            document["metadata"]["namespace"]
+            for document in yaml.safe_load_all(cluster_stream(compiled_example.tree, cluster))
+            if "namespace" in document["metadata"]
+        }
+        assert written and all(permitted(destinations, cluster, ns) for ns in written)
+        assert permitted(destinations, cluster, "")  # the Application, which names no namespace
+        teams = {ns for t in compiled_example.fleet.teams for ns in t.spec.namespaces}
+        for foreign in (
+            "kube-system",
+            "default",
+            "argocd",
+            "gpu-operator",
+            *sorted(teams - written),
+        ):
+            assert not permitted(destinations, cluster, foreign), (cluster, foreign)
 
 
 def test_the_application_set_syncs_each_cluster_directory(compiled_example: Compiled) -> None:

@@ -58,7 +58,7 @@ def test_codeowners_routes_each_file_to_its_owner(
     write_policies: PolicyWriter, run_cli: Run
 ) -> None:
     root = fleet(write_policies)
-    code, out, err = run_cli("codeowners", "--policies", root)
+    code, _, err = run_cli("codeowners", "--policies", root)
     assert code == 0, err
     rules = parse((root.parent / ".github/CODEOWNERS").read_text())
 

@@ -168,13 +168,13 @@ def admission_manifests(
     (`claims`: the cluster's ResourceClaimTemplates, which the policies allow by name)."""
     data = entitlements(cluster, fleet, claims)
     origins = sorted({team.grant.source.origin for team in cluster.teams})
+    fleet_origins = [fleet.source.origin] if fleet is not None else []
     manifests: list[Manifest] = []
     for family in RULE_FAMILIES:
         rule = family(data)
         if rule is None or (not cluster.teams and not rule.binds_every_namespace):
             continue
         _check_cost(cluster, rule)
-        fleet_origins = [fleet.source.origin] if fleet is not None else []
         clauses = [_sources(fleet_origins, c) for c in rule.fleet_clauses]
         sources = ", ".join(s for s in (*clauses, _sources(origins, rule.clause)) if s)
         manifests.append(_policy(cluster.name, rule, sources))

@@ -1,7 +1,9 @@
 """What an admission rule family is made of, and the CEL variables the families share.
 
-The families live in admission_claims (tiers, tolerations, adminAccess) and
-admission_workloads (priorities, no device-plugin resources). Every policy is cluster-wide
+The families live in admission_claims (tiers, tolerations, adminAccess, and opt-in no GPU
+claims in namespaces no team owns) and admission_workloads (priorities, and no way to GPUs
+around DRA: device-plugin resources, GPU runtime classes, the NVIDIA container runtime's
+variables, each unless the team's grant allows it). Every policy is cluster-wide
 and bakes the cluster's entitlements into `variables` as CEL map literals keyed by
 namespace (unforgeable: `request.namespace`) or by team, one entry per line, so a PR that
 changes a team's grant shows up as a one-line diff in the policy. Claims are read in every

@@ -1,4 +1,5 @@
-"""Rule families on pods and Kueue workloads: PriorityClasses, no device-plugin resources."""
+"""Rule families on pods and Kueue workloads: PriorityClasses, and no way to GPUs around DRA
+(device-plugin resources, GPU runtime classes, the NVIDIA container runtime's variables)."""
 
 from __future__ import annotations
 

@@ -30,19 +30,20 @@ class NamedFile(Manifest):
         return f"{self.directory}/{self.file_name}"
 
 
-SyncedKind = tuple[str, str, bool]
-"""(apiVersion, kind, namespaced) of one object Argo CD syncs."""
+SyncedKind = tuple[str, str, str, str | None]
+"""(cluster, apiVersion, kind, namespace or None) of one object Argo CD syncs."""
 
 
 def synced_kind(manifest: Manifest, text: str) -> SyncedKind:
     """What the AppProject must allow for one rendered manifest (its first line is apiVersion)."""
     first = text.split("\n", 1)[0]
-    if not first.startswith("apiVersion: "):
-        raise ValueError(f"{manifest.path}: a manifest must start with its apiVersion")
+    if not first.startswith("apiVersion: ") or manifest.cluster is None:
+        raise ValueError(f"{manifest.path}: a synced manifest has a cluster and an apiVersion")
     return (
+        manifest.cluster,
         first.removeprefix("apiVersion: ").strip('"'),
         manifest.kind,
-        manifest.namespace is not None,
+        manifest.namespace,
     )
 
 
@@ -55,12 +56,23 @@ def resource_kinds(
     gpufleet creates, whichever emitters produced them.
     """
     scoped: dict[bool, set[tuple[str, str]]] = {False: set(), True: set()}
-    for api_version, kind, namespaced in synced:
-        scoped[namespaced].add((api_version.rpartition("/")[0], kind))
+    for _, api_version, kind, namespace in synced:
+        scoped[namespace is not None].add((api_version.rpartition("/")[0], kind))
     return tuple(  # type: ignore[return-value]
         [{"group": g, "kind": k} for g, k in sorted(scoped[namespaced])]
         for namespaced in (False, True)
     )
+
+
+def destinations(clusters: Iterable[str], synced: Iterable[SyncedKind]) -> dict[str, list[str]]:
+    """Per cluster, the namespaces gpufleet syncs objects into: the AppProject allows exactly
+    those (and the cluster's Application itself, whose destination names no namespace), so
+    no Application of the project can write, or prune, anywhere else."""
+    found: dict[str, set[str]] = {cluster: set() for cluster in clusters}
+    for cluster, _, _, namespace in synced:
+        if namespace is not None:
+            found[cluster].add(namespace)
+    return {cluster: sorted(found[cluster]) for cluster in sorted(found)}
 
 
 def argocd_manifests(
@@ -71,6 +83,7 @@ def argocd_manifests(
         return []
     gitops = fleet.spec.gitops
     annotations = provenance(fleet.source.origin, "gitops")
+    synced = list(synced)
     cluster_kinds, namespaced_kinds = resource_kinds(synced)
     common = {"namespace": gitops.argocd_namespace, "directory": ARGOCD_DIR}
     plugin = NamedFile(
@@ -89,7 +102,7 @@ def argocd_manifests(
             template="appproject.yaml.j2",
             values={
                 "repo_url": gitops.repo_url,
-                "clusters": sorted(clusters),
+                "destinations": destinations(clusters, synced),
                 "cluster_kinds": cluster_kinds,
                 "namespaced_kinds": namespaced_kinds,
             },
