@@ -43,6 +43,13 @@ MIG_PROFILES = ("3g.40gb", "2g.20gb", "1g.10gb")
 GPU_OF_POOL = {"h100": "H100-80GB", **{model.lower(): model for model in WHOLE_MODELS}}
 
 
+OPERATOR_ALLOWANCES = (
+    "  podSecurity: privileged\n"
+    "  allow: {devicePluginResources: true, gpuEnvironment: true, gpuRuntimeClasses: true}\n"
+)
+"""What a team that operates the GPUs themselves (burn-in, diagnostics) is granted."""
+
+
 def _tiers(size: Size) -> list[tuple[str, str, str]]:
     """(name, pool it lives on, spec) for every tier."""
     tiers = []
@@ -71,6 +78,7 @@ def generate(size: Size, seed: int, root: Path) -> None:
     (root / "clusters").mkdir(exist_ok=True)
     (root / "tiers").mkdir(exist_ok=True)
     (root / "teams").mkdir(exist_ok=True)
+    (root / "grants").mkdir(exist_ok=True)
     (root / "taints").mkdir(exist_ok=True)
     ladder = (
         HEADER
@@ -146,11 +154,17 @@ def _teams(
             count = max(gang, share - share % gang)
             team = f"{cluster}-team-{index:02d}"
             priority = rng.choice(["critical", "standard", "batch"])
+            operator = index == 1  # one team per cluster runs the GPUs' own tools
+            (root / "grants" / f"{team}.yaml").write_text(
+                HEADER + f"kind: TeamGrant\nmetadata: {{name: {team}}}\nspec:\n"
+                f"  group: {team}\n  namespaces: [{team}]\n  clusters: [{cluster}]\n"
+                f"  quotas: [{{tier: {name}, guaranteed: {count}, limit: {count * 2}}}]\n"
+                f"  priorities: [{priority}]\n"
+                + (OPERATOR_ALLOWANCES if operator else "")
+            )
             (root / "teams" / f"{team}.yaml").write_text(
                 HEADER + f"kind: Team\nmetadata: {{name: {team}}}\nspec:\n"
-                f"  namespaces: [{team}]\n  clusters: [{cluster}]\n"
-                f"  quotas: [{{tier: {name}, guaranteed: {count}, limit: {count * 2}, "
-                f"gang: {gang}}}]\n  priorities: [{priority}]\n"
+                f"  quotas: [{{tier: {name}, gang: {gang}}}]\n"
             )
 
 

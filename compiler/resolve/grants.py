@@ -9,16 +9,20 @@ grant's value, and every diagnostic about the team points where the value was wr
 
 from __future__ import annotations
 
+import operator
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from compiler.diagnostics import Diagnostic
 from compiler.load.document import ComposedDocument, Path, SourceDocument
 from compiler.model.fleet import Fleet, FleetSpec
 from compiler.model.grant import Allowances, PodSecurityLevel, TeamGrant, TierGrant
 from compiler.model.team import MemoryQoS, QuotaUse, Team, Toleration
+from compiler.model.team import TeamSpec as TeamFileSpec
 
+T = TypeVar("T")
 DEFAULT_POD_SECURITY: PodSecurityLevel = FleetSpec.model_fields["pod_security"].default
 
 
@@ -111,7 +115,8 @@ class _Merge:
         self.grant, self.file, self.problems = grant, file, problems
         self.default_pod_security = pod_security
         self.parts: dict[Path, tuple[SourceDocument, Path]] = {}
-        self.asked = file.spec if file is not None else None
+        self.asked = file.spec if file is not None else TeamFileSpec()
+        """What the team file asks (nothing, without a file: every field takes the grant's)."""
 
     def team(self) -> GrantedTeam:
         grant = self.grant.spec
@@ -125,9 +130,11 @@ class _Merge:
             ),
             quotas=self._quotas(),
             priorities=self._subset("priorities", grant.priorities),
-            default_priority=self.asked.default_priority if self.asked else None,
-            memory_qos=self.asked.memory_qos if self.asked else "burstable",
-            tolerations=self._tolerations(),
+            default_priority=self.asked.default_priority,
+            memory_qos=self.asked.memory_qos,
+            tolerations=self._subset(
+                "tolerations", grant.tolerations, Toleration.covers, _toleration_in_words
+            ),
             admin_access=self._admin_access(),
             cohort=self._cohort(),
             pod_security=grant.pod_security or self.default_pod_security,
@@ -195,70 +202,50 @@ class _Merge:
 
     def _taken(self, field: str) -> tuple[str, ...] | None:
         """The team file's list for a field the grant leaves open (clusters: None = all)."""
-        asked = getattr(self.asked, field) if self.asked else None
+        asked: list[str] | None = getattr(self.asked, field)
         if asked is None:
             return None
-        self._from_file(field)
+        self._point(field, self.file_source)
         return tuple(asked)
 
-    def _subset(self, field: str, granted: Sequence[str]) -> tuple[str, ...]:
-        """The team file's list for `field` if it names only granted items, else the grant's
-        (items beyond it reported)."""
+    def _subset(
+        self,
+        field: str,
+        granted: Sequence[T],
+        covers: Callable[[T, T], bool] = operator.eq,
+        shown: Callable[[T], str] = repr,
+    ) -> tuple[T, ...]:
+        """The team file's list for `field` if the grant covers each item, else the grant's
+        (each item beyond it reported)."""
+        asked: list[T] | None = getattr(self.asked, field)
+        beyond = [
+            i for i, item in enumerate(asked or ()) if not any(covers(g, item) for g in granted)
+        ]
         key = _camel(field)
-        asked: list[str] | None = getattr(self.asked, field) if self.asked else None
-        if asked is None:
-            self.parts[("spec", key)] = (self.grant.source, ("spec", key))
-            return tuple(granted)
-        beyond = [i for i, item in enumerate(asked) if item not in granted]
         for index in beyond:
+            assert asked is not None
             self._exceeds(
-                f"for {_singular(key)} {asked[index]!r}, which its grant does not give it",
+                f"for {_singular(key)} {shown(asked[index])}, which its grant does not give it",
                 ("spec", key, index),
                 ("spec", key),
-                f"granted: {', '.join(granted) or '(none)'}",
+                f"granted: {', '.join(shown(g) for g in granted) or '(none)'}",
             )
-        if beyond:
-            self.parts[("spec", key)] = (self.grant.source, ("spec", key))
+        if asked is None or beyond:
+            self._point(field, self.grant.source)
             return tuple(granted)
-        self._from_file(field)
+        self._point(field, self.file_source)
         return tuple(asked)
 
-    def _from_file(self, field: str) -> None:
-        assert self.file is not None
+    def _point(self, field: str, document: SourceDocument) -> None:
+        """Diagnostics about `field` point into `document` (the grant or the team file)."""
         key = _camel(field)
-        self.parts[("spec", key)] = (self.file.source, ("spec", key))
-
-    def _tolerations(self) -> tuple[Toleration, ...]:
-        granted = self.grant.spec.tolerations
-        asked = self.asked.tolerations if self.asked else None
-        if asked is None:
-            self.parts[("spec", "tolerations")] = (self.grant.source, ("spec", "tolerations"))
-            return tuple(granted)
-        beyond = [i for i, t in enumerate(asked) if not any(g.covers(t) for g in granted)]
-        for index in beyond:
-            t = asked[index]
-            self._exceeds(
-                f"to tolerate {t.key}={t.value or '*'}:{t.effect or '*'}, which its grant does "
-                "not allow",
-                ("spec", "tolerations", index),
-                ("spec", "tolerations"),
-                "granted: "
-                + (
-                    ", ".join(f"{g.key}={g.value or '*'}:{g.effect or '*'}" for g in granted)
-                    or "(none)"
-                ),
-            )
-        if beyond:
-            self.parts[("spec", "tolerations")] = (self.grant.source, ("spec", "tolerations"))
-            return tuple(granted)
-        self._from_file("tolerations")
-        return tuple(asked)
+        self.parts[("spec", key)] = (document, ("spec", key))
 
     def _admin_access(self) -> bool:
         granted = self.grant.spec.admin_access
-        asked = self.asked.admin_access if self.asked else None
+        asked = self.asked.admin_access
         if asked is None:
-            self.parts[("spec", "adminAccess")] = (self.grant.source, ("spec", "adminAccess"))
+            self._point("admin_access", self.grant.source)
             return granted
         if asked and not granted:
             self._exceeds(
@@ -268,12 +255,12 @@ class _Merge:
                 "adminAccess reads every device of a node, allocated or not: remove it",
             )
             return False
-        self._from_file("admin_access")
+        self._point("admin_access", self.file_source)
         return asked
 
     def _cohort(self) -> str | None:
         granted = self.grant.spec.cohort
-        asked = self.asked.cohort if self.asked else None
+        asked = self.asked.cohort
         if asked is not None and asked != granted:
             self._exceeds(
                 f"for Kueue cohort {asked!r}; its grant places it in "
@@ -291,7 +278,7 @@ class _Merge:
         the grant) or, if it names none, the grant whole, in the team's only namespace."""
         uses: dict[str, list[tuple[int, QuotaUse]]] = defaultdict(list)
         granted = {tier.tier: index for index, tier in enumerate(self.grant.spec.quotas)}
-        for index, use in enumerate(self.asked.quotas if self.asked else ()):
+        for index, use in enumerate(self.asked.quotas):
             if use.tier in granted:
                 uses[use.tier].append((index, use))
             else:
@@ -312,7 +299,7 @@ class _Merge:
                 quotas.append(Quota(tier.tier, None, tier.guaranteed, limit, gang=1))
                 continue
             quotas.extend(self._uses(tier, grant_path, tier_uses, len(quotas)))
-        if self.asked and self.asked.quotas:
+        if self.asked.quotas:
             self.parts.setdefault(("spec", "quotas"), (self.file_source, ("spec", "quotas")))
         else:
             self.parts[("spec", "quotas")] = (self.grant.source, ("spec", "quotas"))
@@ -404,4 +391,9 @@ def _camel(field: str) -> str:
 
 
 def _singular(key: str) -> str:
-    return {"namespaces": "namespace", "clusters": "cluster", "priorities": "priority"}[key]
+    return {"priorities": "priority"}.get(key, key.removesuffix("s"))
+
+
+def _toleration_in_words(toleration: Toleration) -> str:
+    """`key=value:effect`, `*` for any value or effect."""
+    return f"{toleration.key}={toleration.value or '*'}:{toleration.effect or '*'}"

@@ -1,5 +1,5 @@
 """The admission table: what each team's own user may and may not create, derived from the
-policy model (the Team, the ladder, the cluster's tiers), never typed by hand.
+policy model (the team's grant and file, the ladder, the cluster's tiers), never typed by hand.
 
 Pods go through the whole admission chain as server-side dry runs (nothing is left behind to
 use up quota); claims are created for real, since the quota must count them.
@@ -14,8 +14,9 @@ from typing import Any
 
 import yaml
 
-from compiler.model.policy import PriorityLadder, Team
+from compiler.model.policy import PriorityLadder
 from compiler.resolve import ResolvedCluster
+from compiler.resolve.grants import GrantedTeam
 
 NOT_GRANTED_TAINT = "gpufleet.dev/e2e-never-granted"
 GPU_RUNTIME_CLASS = "nvidia"
@@ -42,7 +43,7 @@ class Row:
     """For a one-class claim: ask whatever the live quota still has below this limit."""
 
 
-def default_level(team: Team, ladder: PriorityLadder) -> tuple[str, int, str] | None:
+def default_level(team: GrantedTeam, ladder: PriorityLadder) -> tuple[str, int, str] | None:
     """(class, value, preemption policy) of the team's default priority as the policy states
     it: its `defaultPriority`, else the lowest of its priorities; None if it has none."""
     levels = {level.name: level for level in ladder.spec.levels}
@@ -53,13 +54,13 @@ def default_level(team: Team, ladder: PriorityLadder) -> tuple[str, int, str] | 
     return name, levels[name].value, levels[name].preemption
 
 
-def limits(team: Team, namespace: str) -> dict[str, int]:
+def limits(team: GrantedTeam, namespace: str) -> dict[str, int]:
     """tier -> the devices the team's quotas let `namespace` hold (a quota without a
     namespace belongs to the team's first)."""
     held: dict[str, int] = {}
     for quota in team.spec.quotas:
         if (quota.namespace or team.spec.namespaces[0]) == namespace:
-            held[quota.tier] = held.get(quota.tier, 0) + quota.effective_limit
+            held[quota.tier] = held.get(quota.tier, 0) + quota.limit
     return held
 
 
@@ -71,17 +72,14 @@ RESTRICTED = {
     "seccompProfile": {"type": "RuntimeDefault"},
 }
 """A container security context every Pod Security level admits."""
+CONTAINER: dict[str, Any] = {"image": "registry.invalid/e2e:1", "securityContext": RESTRICTED}
+"""A container (never run: the control plane has no nodes) every level admits, but its name."""
 
 
 def pod(namespace: str, name: str, **spec: Any) -> dict[str, Any]:
     """A Pod with one container (never run: the control plane has no nodes), fit for the
     `restricted` Pod Security Standard unless `container` says otherwise."""
-    container = {
-        "name": "main",
-        "image": "registry.invalid/e2e:1",
-        "securityContext": RESTRICTED,
-        **spec.pop("container", {}),
-    }
+    container = {"name": "main", **CONTAINER, **spec.pop("container", {})}
     return {
         "apiVersion": "v1",
         "kind": "Pod",
@@ -174,28 +172,31 @@ def admission_table(
 
 
 def _around_dra_rows(
-    team: Team, namespace: str, cluster: ResolvedCluster, runtime_classes: Sequence[str]
+    team: GrantedTeam, namespace: str, cluster: ResolvedCluster, runtime_classes: Sequence[str]
 ) -> Iterator[Row]:
-    """A MIG device-plugin resource (where MIG may partition the cluster's GPUs) and the NVIDIA
-    runtime class (created by the harness, as the GPU operator does): ways to GPUs around DRA."""
+    """Ways to GPUs around DRA, each refused unless the team's grant allows it: a MIG
+    device-plugin resource (where MIG may partition the cluster's GPUs) and any other of the
+    NVIDIA family, the NVIDIA runtime class (created by the harness, as the GPU operator does),
+    and the NVIDIA container runtime's environment variables."""
+    allow = team.spec.allow
     profiles = [
         profile.name
         for pool in cluster.pools
         if pool.model.mig is not None and pool.pool.mig != "disabled"
         for profile in pool.model.mig.profiles
     ]
-    if profiles:
-        resource = f"nvidia.com/mig-{profiles[0]}"
+    resources = [f"nvidia.com/mig-{profiles[0]}"] if profiles else []
+    for resource in (*resources, "nvidia.com/anything-new"):
         yield Row(
             team.name,
             namespace,
             f"a pod asking for {resource}",
-            pod(namespace, "mig-plugin", container={"resources": {"limits": {resource: "1"}}}),
-            False,
-            (f"device-plugin resource {resource}",),
+            pod(namespace, "plugin", container={"resources": {"limits": {resource: "1"}}}),
+            allow.device_plugin_resources,
+            () if allow.device_plugin_resources else (f"device-plugin resource {resource}",),
             dry_run=True,
         )
-    refused = GPU_RUNTIME_CLASS in runtime_classes
+    refused = GPU_RUNTIME_CLASS in runtime_classes and not allow.gpu_runtime_classes
     yield Row(
         team.name,
         namespace,
@@ -205,10 +206,24 @@ def _around_dra_rows(
         (f"uses runtime class {GPU_RUNTIME_CLASS}",) if refused else (),
         dry_run=True,
     )
+    for variable, value in (
+        ("NVIDIA_VISIBLE_DEVICES", "all"),
+        ("NVIDIA_DRIVER_CAPABILITIES", "all"),
+    ):
+        env = [{"name": variable, "value": value}]
+        yield Row(
+            team.name,
+            namespace,
+            f"a pod whose init container sets {variable}={value}",
+            pod(namespace, "gpu-env", initContainers=[{**CONTAINER, "name": "setup", "env": env}]),
+            allow.gpu_environment,
+            () if allow.gpu_environment else (variable, "gpufleet"),
+            dry_run=True,
+        )
 
 
 def _pod_rows(
-    team: Team, namespace: str, ladder: PriorityLadder, mutating_served: bool
+    team: GrantedTeam, namespace: str, ladder: PriorityLadder, mutating_served: bool
 ) -> Iterator[Row]:
     level = default_level(team, ladder)
     if level is not None and mutating_served:
@@ -260,13 +275,14 @@ def _pod_rows(
             "volumeMounts": [{"name": "dev", "mountPath": "/dev"}],
         },
     )
+    privileged = team.spec.pod_security == "privileged"  # what the grant enforces
     yield Row(
         team.name,
         namespace,
         "a privileged pod with hostPath /dev (GPUs around DRA)",
         host_dev,
-        False,  # every level the fleet may enforce (baseline, restricted) refuses it
-        ("violates PodSecurity", "privileged", "hostPath"),
+        privileged,
+        () if privileged else ("violates PodSecurity", "privileged", "hostPath"),
         dry_run=True,
     )
     for where in ("limits", "requests"):
@@ -285,7 +301,7 @@ def _pod_rows(
 
 
 def _claim_rows(
-    team: Team,
+    team: GrantedTeam,
     namespace: str,
     tree: Path,
     held: dict[str, int],

@@ -54,10 +54,10 @@ class Cluster:
         return json.loads(done.stdout)
 
     def create(
-        self, manifest: dict[str, Any], team: str, dry_run: bool = False
+        self, manifest: dict[str, Any], team: str | None, dry_run: bool = False
     ) -> subprocess.CompletedProcess[str]:
-        """Create one object as `team`'s user (`dry_run`: through the whole admission chain,
-        persisting nothing); stdout holds the admitted object as JSON."""
+        """Create one object as `team`'s user, or as the admin (`dry_run`: through the whole
+        admission chain, persisting nothing); stdout holds the admitted object as JSON."""
         args = ["create", "-f", "-", "-o", "json"]
         if dry_run:
             args.append("--dry-run=server")

@@ -14,11 +14,11 @@ import pytest
 import yaml
 
 from benchmarks.generate import Size, generate
-from compiler.model.policy import PriorityLadder
+from compiler.model.policy import Fleet, PriorityLadder
 from compiler.pipeline import check_policies
 from compiler.resolve import ResolvedCluster
 from compiler.versions import Feature
-from tests.e2e.admission_table import Row, admission_table
+from tests.e2e.admission_table import Row, admission_table, claim, exactly
 from tests.e2e.control_plane import (
     Cluster,
     apply_in_waves,
@@ -121,6 +121,32 @@ def check_cluster(policies: Path, out: Path, name: str, state_dir: Path) -> None
             cluster, resolved_cluster, ladder, gpu_runtime_classes(policies)
         )
         assert rows > 10 * len(resolved_cluster.teams)
+        check_unowned_claims(cluster, resolved_cluster, check_policies(policies)[0].fleet)
+
+
+def check_unowned_claims(
+    cluster: Cluster, resolved_cluster: ResolvedCluster, fleet: Fleet | None
+) -> None:
+    """Where the fleet opts in, a GPU claim in a namespace no team owns is refused, even to the
+    admin; in a system namespace (the GPU operator's) it is not."""
+    if fleet is None or not fleet.spec.deny_unowned_claims:
+        return
+    api = resolved_cluster.target.dra_api
+    tier = resolved_cluster.tiers[0].name
+    for namespace, refused in (
+        ("e2e-unowned", True),
+        (fleet.spec.system_namespaces.gpu_operator, False),
+    ):
+        cluster.kubectl("create", "namespace", namespace)
+        for device_class in (tier, resolved_cluster.cluster.spec.driver):
+            done = cluster.create(
+                claim(namespace, "unowned", api, exactly(device_class)), team=None, dry_run=True
+            )
+            assert (done.returncode != 0) == refused, (namespace, device_class, done.stderr)
+            if refused:
+                assert "gpufleet-unowned-claims" in done.stderr and "no team" in done.stderr, (
+                    done.stderr
+                )
 
 
 @pytest.mark.parametrize("name", ["prod-east", "prod-west"])
