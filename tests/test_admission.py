@@ -236,6 +236,9 @@ def test_pods_get_gpus_only_through_dra(cluster: str, team: GrantedTeam, namespa
         ),
     }
     for offender, request in cases.items():
+        if team.spec.allow.device_plugin_resources:  # the grant allows it (gpu-ops)
+            assert_allowed(admission(cluster), request)
+            continue
         assert_denied(
             admission(cluster).admit(request),
             "gpufleet-dra-only",
@@ -468,8 +471,16 @@ def test_a_team_label_set_by_hand_does_not_make_a_namespace_owned(denying: Path)
     )
 
 
-def test_unowned_claims_are_opt_in_and_bound_to_every_namespace(denying: Path) -> None:
-    assert UNOWNED not in admission("prod-east").policies
+def test_unowned_claims_are_opt_in_and_bound_to_every_namespace(
+    denying: Path, tmp_path: Path
+) -> None:
+    root = tmp_path / "policies"
+    shutil.copytree(denying, root)
+    fleet = root / "fleet.yaml"
+    fleet.write_text(
+        fleet.read_text().replace("denyUnownedClaims: true", "denyUnownedClaims: false")
+    )
+    assert not [p for p in compile_policies(root).tree if UNOWNED in p]
     tree = denying_tree(denying)
     policy = yaml.safe_load(
         tree[f"clusters/prod-east/_cluster/validatingadmissionpolicy_{UNOWNED}.yaml"]
@@ -478,7 +489,6 @@ def test_unowned_claims_are_opt_in_and_bound_to_every_namespace(denying: Path) -
         tree[f"clusters/prod-east/_cluster/validatingadmissionpolicybinding_{UNOWNED}.yaml"]
     )
     assert binding["spec"]["matchResources"]["namespaceSelector"] == {
-        "matchLabels": None,
         "matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "Exists"}],
     }
     assert policy["spec"]["failurePolicy"] == "Fail"

@@ -11,6 +11,7 @@ refused, and one allowance never opens another.
 from __future__ import annotations
 
 import shutil
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cache
@@ -103,22 +104,31 @@ def covered(resource: str, patterns: list[str]) -> bool:
     )
 
 
+def with_allowances(root: Path, allowances: dict[str, str]) -> Fleet:
+    """The example below `root`, with exactly `allowances` (team -> the one way around DRA
+    its grant allows) and no other."""
+    shutil.copytree(EXAMPLE, root)
+    for path in sorted((root / "grants").glob("*.yaml")):
+        grant = yaml.safe_load(path.read_text(encoding="utf-8"))
+        grant["spec"].pop("allow", None)
+        if (way := allowances.get(grant["metadata"]["name"])) is not None:
+            grant["spec"]["allow"] = {way: True}
+        path.write_text(yaml.safe_dump(grant, sort_keys=False), encoding="utf-8")
+    return Fleet.of(root)
+
+
 @cache
 def example() -> Fleet:
-    return Fleet.of(EXAMPLE)
+    """The example fleet with no grant allowing a way around DRA (gpu-ops's allowances
+    removed): what every team meets unless its grant says otherwise."""
+    with tempfile.TemporaryDirectory() as directory:
+        return with_allowances(Path(directory) / "policies", {})
 
 
 @pytest.fixture(scope="module")
 def allowing(tmp_path_factory: pytest.TempPathFactory) -> Fleet:
     """The example, with each team of ALLOWED granted its one way around DRA."""
-    root = tmp_path_factory.mktemp("allowing") / "policies"
-    shutil.copytree(EXAMPLE, root)
-    for team, way in ALLOWED.items():
-        path = root / "grants" / f"{team}.yaml"
-        grant = yaml.safe_load(path.read_text(encoding="utf-8"))
-        grant["spec"]["allow"] = {way: True}
-        path.write_text(yaml.safe_dump(grant, sort_keys=False), encoding="utf-8")
-    return Fleet.of(root)
+    return with_allowances(tmp_path_factory.mktemp("allowing") / "policies", ALLOWED)
 
 
 def denied(decision: Decision, policy: str, *fragments: str) -> None:

@@ -201,10 +201,11 @@ def test_vendored_crd_schemas_are_valid_json_schemas(crd: tuple[str, str]) -> No
         jsonschema.validators.validator_for(schema).check_schema(schema)
 
 
-def test_team_namespaces_enforce_the_fleets_pod_security_standard(
+def test_team_namespaces_enforce_their_grants_pod_security_standard(
     compiled_example: Compiled,
 ) -> None:
-    """Baseline refuses privileged pods and hostPath /dev, which would reach GPUs around DRA."""
+    """Baseline refuses privileged pods and hostPath /dev, which would reach GPUs around DRA;
+    only a grant that says so (gpu-ops's burn-in tools) lifts it."""
     fleet = compiled_example.fleet.fleet
     assert fleet is not None
     for cluster in compiled_example.fleet.clusters:
@@ -215,7 +216,8 @@ def test_team_namespaces_enforce_the_fleets_pod_security_standard(
                         f"clusters/{cluster.name}/_cluster/namespace_{namespace}.yaml"
                     ]
                 )["metadata"]["labels"]
-                assert labels["pod-security.kubernetes.io/enforce"] == fleet.spec.pod_security
+                level = team.grant.spec.pod_security or fleet.spec.pod_security
+                assert labels["pod-security.kubernetes.io/enforce"] == level
                 assert labels["pod-security.kubernetes.io/enforce-version"] == (
                     f"v{cluster.cluster.spec.kubernetes_version}"
                 )

@@ -224,6 +224,21 @@ def test_the_grant_sets_the_namespaces_pod_security(write_policies: PolicyWriter
     assert {label["pod-security.kubernetes.io/enforce"] for label in labels} == {"restricted"}
 
 
+def test_a_grant_allowing_device_plugins_lifts_the_nvidia_gpu_quota(
+    write_policies: PolicyWriter,
+) -> None:
+    one = GRANT.replace("namespaces: [ds, ds-dev]", "namespaces: [ds]")
+    assert (
+        _hard(_objects(write_policies(tree(None, one), migrate=False)), "ds")[
+            "requests.nvidia.com/gpu"
+        ]
+        == "0"
+    )
+    allowed = one + "  allow: {devicePluginResources: true}\n"
+    hard = _hard(_objects(write_policies(tree(None, allowed), migrate=False)), "ds")
+    assert "requests.nvidia.com/gpu" not in hard
+
+
 def test_a_team_file_cannot_set_its_own_pod_security_or_allowances(
     write_policies: PolicyWriter,
 ) -> None:

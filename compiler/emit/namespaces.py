@@ -70,7 +70,8 @@ def namespaces(cluster: ResolvedCluster) -> list[Manifest]:
 
 
 def resource_quotas(cluster: ResolvedCluster) -> list[Manifest]:
-    """Per team namespace: each tier's limit, zero for every other class and for nvidia.com/gpu."""
+    """Per team namespace: each tier's limit, zero for every other class and for nvidia.com/gpu
+    (unless the team's grant allows device-plugin resources)."""
     manifests = []
     held: dict[tuple[str, str], dict[str, int]] = defaultdict(dict)
     for g in cluster.guarantees:
@@ -82,7 +83,8 @@ def resource_quotas(cluster: ResolvedCluster) -> list[Manifest]:
             limits = held.get((team.name, namespace), {})
             hard = {key: str(limits.get(tier, 0)) for tier, key in tier_keys}
             hard.update(zeros)
-            hard[LEGACY_GPU_KEY] = "0"
+            if not team.spec.allow.device_plugin_resources:
+                hard[LEGACY_GPU_KEY] = "0"
             hard.update(extended_resource_keys(cluster, limits))
             manifests.append(
                 Manifest(

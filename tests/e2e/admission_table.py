@@ -285,6 +285,7 @@ def _pod_rows(
         () if privileged else ("violates PodSecurity", "privileged", "hostPath"),
         dry_run=True,
     )
+    plugins = team.spec.allow.device_plugin_resources
     for where in ("limits", "requests"):
         resources = {"limits": {"nvidia.com/gpu": "1"}}
         if where == "requests":
@@ -294,8 +295,8 @@ def _pod_rows(
             namespace,
             f"a pod with nvidia.com/gpu in its {where}",
             pod(namespace, f"device-plugin-{where}", container={"resources": resources}),
-            False,
-            ("device-plugin resource nvidia.com/gpu",),
+            plugins,
+            () if plugins else ("device-plugin resource nvidia.com/gpu",),
             dry_run=True,
         )
 
