@@ -159,8 +159,7 @@ def _teams(
                 HEADER + f"kind: TeamGrant\nmetadata: {{name: {team}}}\nspec:\n"
                 f"  group: {team}\n  namespaces: [{team}]\n  clusters: [{cluster}]\n"
                 f"  quotas: [{{tier: {name}, guaranteed: {count}, limit: {count * 2}}}]\n"
-                f"  priorities: [{priority}]\n"
-                + (OPERATOR_ALLOWANCES if operator else "")
+                f"  priorities: [{priority}]\n" + (OPERATOR_ALLOWANCES if operator else "")
             )
             (root / "teams" / f"{team}.yaml").write_text(
                 HEADER + f"kind: Team\nmetadata: {{name: {team}}}\nspec:\n"
