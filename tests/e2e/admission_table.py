@@ -19,6 +19,8 @@ from compiler.resolve import ResolvedCluster
 from compiler.resolve.grants import GrantedTeam
 
 NOT_GRANTED_TAINT = "gpufleet.dev/e2e-never-granted"
+DRA_ONLY = "gpufleet-dra-only"
+"""The policy that refuses ways to GPUs around DRA (denials name the policy)."""
 GPU_RUNTIME_CLASS = "nvidia"
 """The RuntimeClass the NVIDIA GPU operator installs (the harness creates it)."""
 
@@ -193,7 +195,9 @@ def _around_dra_rows(
             f"a pod asking for {resource}",
             pod(namespace, "plugin", container={"resources": {"limits": {resource: "1"}}}),
             allow.device_plugin_resources,
-            () if allow.device_plugin_resources else (f"device-plugin resource {resource}",),
+            ()
+            if allow.device_plugin_resources
+            else (DRA_ONLY, f"device-plugin resource {resource}"),
             dry_run=True,
         )
     refused = GPU_RUNTIME_CLASS in runtime_classes and not allow.gpu_runtime_classes
@@ -203,7 +207,7 @@ def _around_dra_rows(
         f"a pod of runtime class {GPU_RUNTIME_CLASS}",
         pod(namespace, "gpu-runtime", runtimeClassName=GPU_RUNTIME_CLASS),
         not refused,
-        (f"uses runtime class {GPU_RUNTIME_CLASS}",) if refused else (),
+        (DRA_ONLY, f"uses runtime class {GPU_RUNTIME_CLASS}") if refused else (),
         dry_run=True,
     )
     for variable, value in (
@@ -217,7 +221,7 @@ def _around_dra_rows(
             f"a pod whose init container sets {variable}={value}",
             pod(namespace, "gpu-env", initContainers=[{**CONTAINER, "name": "setup", "env": env}]),
             allow.gpu_environment,
-            () if allow.gpu_environment else (variable, "gpufleet"),
+            () if allow.gpu_environment else ("gpufleet-gpu-environment", variable),
             dry_run=True,
         )
 
@@ -296,7 +300,7 @@ def _pod_rows(
             f"a pod with nvidia.com/gpu in its {where}",
             pod(namespace, f"device-plugin-{where}", container={"resources": resources}),
             plugins,
-            () if plugins else ("device-plugin resource nvidia.com/gpu",),
+            () if plugins else (DRA_ONLY, "device-plugin resource nvidia.com/gpu"),
             dry_run=True,
         )
 
