@@ -192,3 +192,11 @@ def test_a_grant_file_in_the_way_stops_the_migration_before_writing(
     code, _, err = run_cli("migrate", "--policies", root)
     assert code == 2 and "GF502" in err
     assert before == {p: p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+def test_a_fleet_written_before_grants_says_to_migrate(
+    write_policies: PolicyWriter, run_cli: Run
+) -> None:
+    root = write_policies({**COMMON, "fleet.yaml": LEGACY_FLEET, **LEGACY_TEAMS}, migrate=False)
+    code, _, err = run_cli("check", "--policies", root)
+    assert code == 2 and "GF106" in err and "run `gpufleet migrate`" in err

@@ -115,7 +115,7 @@ def _diagnostics(
             field = str(path[-1]) if path else "?"
             allowed = _fields_at(model, path[:-1])
             close = difflib.get_close_matches(field, allowed, n=1)
-            hint = (
+            hint = MOVED_FIELDS.get((model.__name__, where)) or (
                 f"did you mean `{close[0]}`?"
                 if close
                 else (f"allowed here: {', '.join(allowed)}" if allowed else "remove it")
@@ -145,6 +145,12 @@ def _diagnostics(
                 )
             )
     return found
+
+
+MOVED_FIELDS = {
+    ("Fleet", "spec.teams"): "each team's group is now its grant's `group`: run `gpufleet migrate`",
+}
+"""Fields the policy language had before grants, and where they went."""
 
 
 def _hints(kind: str, value: Any) -> tuple[str, ...]:
