@@ -256,7 +256,7 @@ def _migrate(args: argparse.Namespace) -> int:
         print(f"{'would edit' if args.check else 'edited'} {args.policies / path}")
     if args.check:
         return EXIT_POLICY
-    print("review the diff (comments above moved fields stay where they were), then commit")
+    print("review the diff (comments on the moved fields are not carried over), then commit")
     return EXIT_OK
 
 
@@ -275,7 +275,7 @@ def _codeowners(args: argparse.Namespace) -> int:
         _check_ownership(fleet, args.policies)
         print(f"ok: {display_path(owned.file)} routes every policy file to its owners")
         return EXIT_OK
-    text = codeowners_text(owned)
+    text = codeowners_text(owned, fleet.fleet)
     owned.file.parent.mkdir(parents=True, exist_ok=True)
     owned.file.write_text(text, encoding="utf-8")
     print(f"wrote {display_path(owned.file)} ({len(owned.expected)} policy files)")

@@ -15,6 +15,7 @@ from __future__ import annotations
 import io
 import os
 import posixpath
+import re
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,10 +29,12 @@ from compiler.load import load_policies
 from compiler.load.document import SourceDocument
 from compiler.model.base import API_VERSION
 from compiler.model.build import build_object
+from compiler.model.grant import GRANTS_DIRECTORY
 from compiler.model.team import Team
 
-GRANTS_DIRECTORY = "grants"
 SCHEMA_COMMENT = "# yaml-language-server: $schema="
+_ANCHORED = re.compile(r"(^|[\s\[{,:-])[&*][A-Za-z0-9_][^\s,\]}]*|<<\s*:", re.MULTILINE)
+"""A YAML anchor (`&name`), alias (`*name`) or merge key (`<<:`)."""
 MOVED = ("namespaces", "clusters", "priorities", "tolerations", "adminAccess", "cohort")
 """Team file fields that only narrow a grant: moved into the grant whole."""
 
@@ -50,8 +53,8 @@ def plan_migration(root: Path) -> Migration:
     """The files a migration of `root` writes, computed without writing anything; raises
     CompileError if a policy file cannot be read or a team file cannot be migrated."""
     documents = load_policies(root)
-    granted = {_name(d) for d in _of_kind(documents, "TeamGrant")}
-    pending = [_team(d) for d in _of_kind(documents, "Team") if _name(d) not in granted]
+    grants_of = {_name(d): d for d in _of_kind(documents, "TeamGrant")}
+    pending = _pending_teams(documents, set(grants_of))
     fleet = next(iter(_of_kind(documents, "Fleet")), None)
     groups = _fleet_groups(fleet)
     if not pending and not groups:
@@ -59,21 +62,30 @@ def plan_migration(root: Path) -> Migration:
 
     editor = _Editor(root)
     files: dict[str, str] = {}
-    grants: list[str] = []
     for team in pending:
         relative = f"{GRANTS_DIRECTORY}/{team.name}.yaml"
-        if (root / relative).exists() or relative in files:
+        if (root / relative).exists():
             raise fail(
                 "GF502",
                 f"cannot write the grant of team {team.name!r}: {relative} exists",
                 Span(str(root / relative)),
                 "move that file away, or write the team's grant into it by hand",
             )
-        files[relative] = _grant_text(team, groups.get(team.name), editor.schema_line(team))
-        grants.append(relative)
+        files[relative] = _grant_text(team, groups.pop(team.name, None), editor.schema_line(team))
         editor.strip_team(team)
-    if fleet is not None and groups:
+    for name, group in groups.items():  # teams that had grants before: the group goes there
+        if name not in grants_of:
+            assert fleet is not None
+            raise fail(
+                "GF219",
+                f"the Fleet names a group for team {name!r}, which has no grant and no file",
+                fleet.span(("spec", "teams", name, "<key>")),
+                "remove the line (it grants nothing), or grant the team first",
+            )
+        editor.give_group(grants_of[name], group)
+    if fleet is not None:
         editor.drop_fleet_groups(fleet)
+    grants = sorted(files)
     files.update(editor.texts())
     edited = sorted(path for path in files if path not in grants)
     return Migration(tuple(grants), tuple(edited), dict(sorted(files.items())))
@@ -96,6 +108,24 @@ def _name(document: SourceDocument) -> object:
     return metadata.get("name") if isinstance(metadata, dict) else None
 
 
+def _pending_teams(documents: list[SourceDocument], granted: set[object]) -> list[Team]:
+    """The teams with no grant yet, each validated (a team written twice is GF112)."""
+    pending: dict[str, Team] = {}
+    for document in _of_kind(documents, "Team"):
+        if _name(document) in granted:
+            continue
+        team = _team(document)
+        first = pending.setdefault(team.name, team)
+        if first is not team:
+            raise fail(
+                "GF112",
+                f"team {team.name!r} is defined twice: migrate cannot tell which to grant",
+                document.span(("metadata", "name")),
+                f"merge the two; the first is in {first.source.file}",
+            )
+    return list(pending.values())
+
+
 def _team(document: SourceDocument) -> Team:
     built = build_object(document)
     assert isinstance(built, Team)
@@ -111,21 +141,21 @@ def _team(document: SourceDocument) -> Team:
 
 def _fleet_groups(fleet: SourceDocument | None) -> dict[str, str]:
     """The team groups the Fleet declared before grants (`spec.teams: {team: {group}}`)."""
-    if fleet is None:
+    spec = fleet.data.get("spec") if fleet is not None and isinstance(fleet.data, dict) else None
+    if fleet is None or not isinstance(spec, dict) or "teams" not in spec:
         return {}
-    teams = fleet.data.get("spec", {}).get("teams") if isinstance(fleet.data, dict) else None
-    if not isinstance(teams, dict):
-        return {}
-    found = {}
-    for name, identity in teams.items():
-        if not (isinstance(identity, dict) and isinstance(identity.get("group"), str)):
-            raise fail(
-                "GF107",
-                f"`spec.teams.{name}` must be a mapping with a `group`",
-                fleet.span(("spec", "teams", name)),
-            )
-        found[str(name)] = identity["group"]
-    return found
+    teams = spec["teams"]
+    if not isinstance(teams, dict) or not all(
+        isinstance(identity, dict) and isinstance(identity.get("group"), str)
+        for identity in teams.values()
+    ):
+        raise fail(
+            "GF107",
+            "`spec.teams` must map each team to `{group: <its group>}`",
+            fleet.span(("spec", "teams")),
+            "fix it by hand, then migrate: each group moves to its team's grant",
+        )
+    return {str(name): identity["group"] for name, identity in teams.items()}
 
 
 def _grant_text(team: Team, group: str | None, schema_line: str | None) -> str:
@@ -217,24 +247,33 @@ class _Editor:
 
     def __init__(self, root: Path) -> None:
         self.root = root
+        self.text: dict[str, str] = {}
         self.loaded: dict[str, list[Any]] = {}
         self.changed: set[str] = set()
 
-    def _relative(self, document: SourceDocument) -> str:
-        return document.origin.split("/", 1)[1]
-
-    def _documents(self, relative: str) -> list[Any]:
+    def _documents(self, document: SourceDocument) -> list[Any]:
+        """The round-trip documents of `document`'s file; refused (GF103) when the file uses
+        anchors or merge keys, which an edit of one node would silently change elsewhere."""
+        relative = document.relative_path
         if relative not in self.loaded:
-            text = (self.root / relative).read_text(encoding="utf-8")
+            text = self.text[relative] = (self.root / relative).read_text(encoding="utf-8")
+            if _ANCHORED.search(text):
+                raise fail(
+                    "GF103",
+                    f"{document.file} uses YAML anchors or merge keys: migrate cannot move "
+                    "fields out of it without changing what the aliases repeat",
+                    document.span(),
+                    "expand the anchors by hand (write each value out), then migrate",
+                )
             self.loaded[relative] = list(_round_trip().load_all(text))
         return self.loaded[relative]
 
     def schema_line(self, team: Team) -> str | None:
         """The team file's `yaml-language-server` schema comment, re-pointed from the grant's
         directory (None if it has none)."""
-        relative = self._relative(team.source)
-        text = (self.root / relative).read_text(encoding="utf-8")
-        first = text.split("\n", 1)[0]
+        self._documents(team.source)
+        relative = team.source.relative_path
+        first = self.text[relative].split("\n", 1)[0]
         if not first.startswith(SCHEMA_COMMENT):
             return None
         target = first.removeprefix(SCHEMA_COMMENT).strip()
@@ -245,8 +284,9 @@ class _Editor:
 
     def strip_team(self, team: Team) -> None:
         """Remove from the team's document what its grant now holds."""
-        relative = self._relative(team.source)
-        spec = self._documents(relative)[team.source.index].get("spec")
+        relative = team.source.relative_path
+        document = self._documents(team.source)[team.source.index]
+        spec = document.get("spec")
         if not isinstance(spec, dict):
             return
         namespaces = team.spec.namespaces or []
@@ -274,16 +314,33 @@ class _Editor:
             else:
                 del spec["quotas"]
         if not spec:
-            del self._documents(relative)[team.source.index]["spec"]
+            del document["spec"]
         self.changed.add(relative)
+
+    def give_group(self, grant: SourceDocument, group: str) -> None:
+        """Write the group the Fleet named for a team into the team's existing grant (GF107
+        when the grant names another)."""
+        spec = self._documents(grant)[grant.index].get("spec")
+        if not isinstance(spec, CommentedMap):
+            return  # not a valid grant: the compile reports it
+        if spec.get("group", group) != group:
+            raise fail(
+                "GF107",
+                f"the grant of team {_name(grant)!r} names group {spec['group']!r}, the Fleet's "
+                f"spec.teams names {group!r}",
+                grant.span(("spec", "group")),
+                "keep one: the grant's is the one that counts; remove the Fleet's line",
+            )
+        if "group" not in spec:
+            spec.insert(0, "group", group)
+            self.changed.add(grant.relative_path)
 
     def drop_fleet_groups(self, fleet: SourceDocument) -> None:
         """Remove the Fleet's `spec.teams` (the groups now live in the grants)."""
-        relative = self._relative(fleet)
-        spec = self._documents(relative)[fleet.index].get("spec")
+        spec = self._documents(fleet)[fleet.index].get("spec")
         if isinstance(spec, dict) and "teams" in spec:
             del spec["teams"]
-            self.changed.add(relative)
+            self.changed.add(fleet.relative_path)
 
     def texts(self) -> dict[str, str]:
         """The new text of every edited file."""

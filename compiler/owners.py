@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from compiler import codeowners
-from compiler.diagnostics import Diagnostic, Span
+from compiler.diagnostics import Diagnostic, Span, fail
 from compiler.load.loader import display_path, policy_files
 from compiler.model.fleet import Fleet
 from compiler.resolve import ResolvedFleet
@@ -54,7 +54,7 @@ def ownership(fleet: ResolvedFleet, policies: Path) -> Ownership | None:
     prefix = "" if directory == "." else f"{directory}/"
     platform = tuple(spec.owners)
     team_files = {
-        f"{prefix}{team.file.source.origin.split('/', 1)[1]}": tuple(team.spec.owners) or platform
+        f"{prefix}{team.file.source.relative_path}": tuple(team.spec.owners) or platform
         for team in fleet.teams
         if team.file is not None
     }
@@ -69,10 +69,20 @@ def ownership(fleet: ResolvedFleet, policies: Path) -> Ownership | None:
     return Ownership(root / spec.codeowners, block, dict(sorted(expected.items())))
 
 
-def codeowners_text(owned: Ownership) -> str:
-    """The CODEOWNERS file with gpufleet's block written in (other lines kept as they are)."""
-    existing = owned.file.read_text(encoding="utf-8") if owned.file.is_file() else None
-    return codeowners.with_block(existing, codeowners.managed_block(owned.block))
+def codeowners_text(owned: Ownership, fleet: Fleet) -> str:
+    """The CODEOWNERS file with gpufleet's block written in (other lines kept as they are);
+    GF229 when the file cannot be read or holds a broken gpufleet block."""
+    existing = _read(owned, fleet) if owned.file.exists() else None
+    try:
+        return codeowners.with_block(existing, codeowners.managed_block(owned.block))
+    except ValueError as error:  # two blocks, an unclosed one, a name CODEOWNERS cannot hold
+        raise fail(
+            "GF229",
+            f"cannot write gpufleet's block into {display_path(owned.file)}: {error}",
+            Span(display_path(owned.file)),
+            "leave one `# BEGIN gpufleet` ... `# END gpufleet` block (or none), and give "
+            "policy files names without spaces or brackets",
+        ) from None
 
 
 def ownership_problems(owned: Ownership, fleet: Fleet) -> list[Diagnostic]:
@@ -80,11 +90,7 @@ def ownership_problems(owned: Ownership, fleet: Fleet) -> list[Diagnostic]:
     shown = display_path(owned.file)
     where = fleet.source.span(("spec", "owners"))
     hint = "run `gpufleet codeowners` and commit the file"
-    overridden = (
-        "a line after gpufleet's block that matches the file overrides it (the last match "
-        "wins): remove or narrow that line"
-    )
-    if not owned.file.is_file():
+    if not owned.file.exists():
         return [
             Diagnostic(
                 "GF229",
@@ -93,15 +99,45 @@ def ownership_problems(owned: Ownership, fleet: Fleet) -> list[Diagnostic]:
                 (hint,),
             )
         ]
-    text = owned.file.read_text(encoding="utf-8")
+    text = _read(owned, fleet)
+    after_block = _line_after_block(text)
+    found = codeowners.disagreements(text, owned.expected)
     return [
         Diagnostic(
             "GF229",
-            f"{shown} routes {found.path} to "
-            f"{' '.join(found.actual) or 'nobody'}, not to {' '.join(found.expected)}",
-            Span(shown, found.rule.line, 1) if found.rule is not None else Span(shown),
-            (hint, overridden) if found.rule is not None else (hint,),
+            f"{shown} routes {disagreement.path} to "
+            f"{' '.join(disagreement.actual) or 'nobody'}, not to "
+            f"{' '.join(disagreement.expected)}",
+            Span(shown, rule.line, 1) if (rule := disagreement.rule) is not None else Span(shown),
+            (
+                "this line comes after gpufleet's block and overrides it (the last matching "
+                "line wins): remove or narrow it",
+            )
+            if rule is not None and rule.line > after_block
+            else (hint,),
             (("the owners are declared here", where),),
         )
-        for found in codeowners.disagreements(text, owned.expected)
+        for disagreement in found
     ]
+
+
+def _read(owned: Ownership, fleet: Fleet) -> str:
+    """The CODEOWNERS text; GF229 when it is not a readable UTF-8 file."""
+    shown = display_path(owned.file)
+    try:
+        return owned.file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        reason = error.strerror if isinstance(error, OSError) else "it is not UTF-8"
+        raise fail(
+            "GF229",
+            f"cannot read {shown}: {reason}",
+            fleet.source.span(("spec", "codeowners")),
+            "Fleet spec.codeowners names the CODEOWNERS file, relative to the repository root",
+        ) from None
+
+
+def _line_after_block(text: str) -> int:
+    """The line of gpufleet's END marker (0 without a block): rules below it are the user's
+    and override the block."""
+    lines = text.splitlines()
+    return next((i for i, line in enumerate(lines, 1) if line.strip() == codeowners.END), 0)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from compiler.codeowners import owners_of, parse
+from compiler.codeowners import BEGIN, END, owners_of, parse
 from tests import fleets
 from tests.conftest import PolicyWriter
 
@@ -123,3 +123,35 @@ def test_without_declared_owners_nothing_is_checked(
     assert run_cli("check", "--policies", root)[0] == 0
     code, _, err = run_cli("codeowners", "--policies", root)
     assert code == 1 and "GF229" in err
+
+
+def test_a_broken_codeowners_file_is_a_diagnostic_not_a_crash(
+    write_policies: PolicyWriter, run_cli: Run
+) -> None:
+    root = fleet(write_policies)
+    codeowners = root.parent / ".github/CODEOWNERS"
+    codeowners.parent.mkdir()
+    for content in (
+        f"{BEGIN}\n/a @b\n".encode(),  # a block never closed
+        f"{BEGIN}\n{END}\n{BEGIN}\n{END}\n".encode(),  # two blocks
+        "/a @\xe9quipe\n".encode("latin-1"),  # not UTF-8
+    ):
+        codeowners.write_bytes(content)
+        code, _, err = run_cli("codeowners", "--policies", root)
+        assert code == 1 and "GF229" in err and "Traceback" not in err, err
+    codeowners.unlink()
+    codeowners.mkdir()  # a directory where the file should be
+    for command in ("codeowners", "check"):
+        code, _, err = run_cli(command, "--policies", root)
+        assert code == 1 and "GF229" in err and "GF001" not in err, err
+
+
+def test_an_edited_line_inside_the_block_says_to_rewrite_it(
+    write_policies: PolicyWriter, run_cli: Run
+) -> None:
+    root = fleet(write_policies)
+    run_cli("codeowners", "--policies", root)
+    codeowners = root.parent / ".github/CODEOWNERS"
+    codeowners.write_text(codeowners.read_text().replace("@acme/data-science", "@acme/x"))
+    code, _, err = run_cli("check", "--policies", root)
+    assert code == 1 and "run `gpufleet codeowners`" in err and "overrides" not in err

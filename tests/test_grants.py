@@ -109,14 +109,14 @@ EXCEEDS = [
     (
         "a bigger limit",
         "  quotas:\n    - {tier: gpu, namespace: ds, limit: 10000000}\n",
-        "10000000 devices at most",
+        "to use up to 10000000 devices",
         "limit: 8",
     ),
     (
         "a split beyond the grant",
         "  quotas:\n    - {tier: gpu, namespace: ds, guaranteed: 3, limit: 4}\n"
         "    - {tier: gpu, namespace: ds-dev, guaranteed: 2, limit: 4}\n",
-        "5 guaranteed",
+        "for 5 guaranteed devices",
         "guaranteed: 4",
     ),
 ]
@@ -251,3 +251,28 @@ def test_a_team_file_cannot_set_its_own_pod_security_or_allowances(
         root = write_policies(tree(field), migrate=False)
         (refusal,) = refusals(root)
         assert refusal.code == "GF106", field
+
+
+def test_a_grant_below_its_own_guarantee_is_reported_once(write_policies: PolicyWriter) -> None:
+    grant = GRANT.replace("guaranteed: 4, limit: 8", "guaranteed: 4, limit: 2")
+    root = write_policies(tree("  quotas: [{tier: gpu, namespace: ds, gang: 2}]\n", grant), False)
+    assert [r.code for r in refusals(root)] == ["GF206"]  # no GF218 for the team's file
+
+
+def test_a_namespace_two_grants_give_is_refused_even_if_a_team_leaves_it_unused(
+    write_policies: PolicyWriter,
+) -> None:
+    other = GRANT.replace("{name: ds}", "{name: ops}").replace("[ds, ds-dev]", "[ops, ds-dev]")
+    files = tree("  namespaces: [ds]\n") | {"grants/ops.yaml": other}
+    refusal = next(r for r in refusals(write_policies(files, migrate=False)) if r.code == "GF205")
+    assert refusal.span is not None and "grants" in refusal.span.file
+
+
+def test_a_request_beyond_a_field_the_grant_leaves_out_points_at_the_grants_name(
+    write_policies: PolicyWriter,
+) -> None:
+    grant = GRANT.replace("  priorities: [low]\n", "")
+    root = write_policies(tree("  priorities: [low]\n", grant), migrate=False)
+    (refusal,) = [r for r in refusals(root) if r.code == "GF218"]
+    ((_, granted),) = refusal.related
+    assert granted.line == line_of(root, "grants/ds.yaml", "metadata: {name: ds}")

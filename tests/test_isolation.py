@@ -115,10 +115,20 @@ def test_a_team_file_holds_only_teams(write_policies: PolicyWriter, smuggled: st
     assert "GF124" in codes
 
 
-def test_several_teams_may_share_a_file(write_policies: PolicyWriter) -> None:
-    both = fleets.team("a", "[{tier: gpu, guaranteed: 1}]") + "---\n" + fleets.team("b", "[]")
-    root = write_policies(base(**{"teams.yaml": both}))
-    assert {t.name for t in compile_policies(root).fleet.clusters[0].teams} == {"a", "b"}
+def test_a_team_file_cannot_hold_another_teams_team(write_policies: PolicyWriter) -> None:
+    """Else the team reviewing the file could reshape (or zero) the other team's use of its
+    grant: each team's own file is routed to that team alone."""
+    files = base(
+        **{
+            "a.yaml": fleets.team("a", "[{tier: gpu, guaranteed: 1}]"),
+            "b.yaml": fleets.team("b", "[]"),
+        }
+    )
+    root = write_policies(files)
+    other = (root / "b.yaml").read_text()
+    (root / "b.yaml").unlink()
+    (root / "a.yaml").write_text((root / "a.yaml").read_text() + "---\n" + other)
+    assert [code for code, *_ in errors(root)] == ["GF124"]
 
 
 @pytest.mark.parametrize("name", ["system-critical", "System_Critical", "SYSTEM-x"])

@@ -13,6 +13,7 @@ from typing import Any
 
 import yaml
 
+from compiler.migrate import migrate
 from compiler.pipeline import compile_policies
 from tests import fleets
 from tests.conftest import PolicyWriter
@@ -200,3 +201,49 @@ def test_a_fleet_written_before_grants_says_to_migrate(
     root = write_policies({**COMMON, "fleet.yaml": LEGACY_FLEET, **LEGACY_TEAMS}, migrate=False)
     code, _, err = run_cli("check", "--policies", root)
     assert code == 2 and "GF106" in err and "run `gpufleet migrate`" in err
+
+
+def test_a_group_for_a_team_already_granted_moves_into_its_grant(
+    write_policies: PolicyWriter,
+) -> None:
+    root = write_policies({**COMMON, **GRANT_LAYOUT}, migrate=False)
+    grant = root / "grants/serving.yaml"
+    grant.write_text(grant.read_text().replace("  group: serving-users\n", ""))
+    (root / "fleet.yaml").write_text(LEGACY_FLEET)
+    migrate(root)
+    assert yaml.safe_load(grant.read_text())["spec"]["group"] == "serving-users"
+    fleet = next(yaml.safe_load_all((root / "fleet.yaml").read_text()))
+    assert "teams" not in fleet["spec"]
+
+
+def test_what_migrate_cannot_move_safely_is_refused_before_writing(
+    write_policies: PolicyWriter, run_cli: Run
+) -> None:
+    anchored = LEGACY_TEAMS["teams/batch.yaml"].replace(
+        "    - {tier: gpu, guaranteed: 4, limit: 8, gang: 2}",
+        "    - &q {tier: gpu, guaranteed: 4, limit: 8, gang: 2}",
+    )
+    conflicting = GRANT_LAYOUT["grants/serving.yaml"].replace("serving-users", "someone-else")
+    unknown = LEGACY_FLEET.replace("serving: {group: serving-users}", "gone: {group: g}")
+    null_spec = LEGACY_FLEET.replace(
+        '  gitops: {repoURL: "https://git.example.com/x.git"}\n  teams:\n    serving: '
+        "{group: serving-users}\n",
+        "",
+    ).replace("spec:\n---", "spec:\n  teams: [serving]\n---")
+    cases = {
+        "GF103": {**LEGACY_TEAMS, "teams/batch.yaml": anchored, "fleet.yaml": LEGACY_FLEET},
+        "GF107": {"grants/serving.yaml": conflicting, "fleet.yaml": LEGACY_FLEET},
+        "GF219": {**LEGACY_TEAMS, "fleet.yaml": unknown},
+        "GF112": {
+            **LEGACY_TEAMS,
+            "teams/again.yaml": LEGACY_TEAMS["teams/batch.yaml"],
+            "fleet.yaml": LEGACY_FLEET,
+        },
+    }
+    cases["GF107 "] = {**LEGACY_TEAMS, "fleet.yaml": null_spec}
+    for code, files in cases.items():
+        root = write_policies({**COMMON, **files}, migrate=False)
+        before = {p: p.read_bytes() for p in root.rglob("*") if p.is_file()}
+        status, _, err = run_cli("migrate", "--policies", root)
+        assert status in (1, 2) and code.strip() in err and "Traceback" not in err, (code, err)
+        assert before == {p: p.read_bytes() for p in root.rglob("*") if p.is_file()}, code

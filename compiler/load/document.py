@@ -27,6 +27,11 @@ class SourceDocument:
     data: Any
     positions: Mapping[Path, tuple[int, int]] = field(repr=False)
 
+    @property
+    def relative_path(self) -> str:
+        """The file's path below the policy directory (`origin` without the directory)."""
+        return self.origin.split("/", 1)[1]
+
     def span(self, path: Path = ()) -> Span:
         """The span of the node at `path`, or of its nearest ancestor that has one."""
         for end in range(len(path), -1, -1):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import posixpath
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field
@@ -13,7 +14,7 @@ from compiler.model.grant import CodeOwner
 def _inside_repository(path: str) -> str:
     if path.startswith("/") or ".." in path.split("/"):
         raise ValueError("path is relative to the repository root and may not contain `..`")
-    return path
+    return posixpath.normpath(path)
 
 
 class GitOps(Strict):

@@ -15,6 +15,9 @@ from pydantic import Field
 from compiler.model.base import Name, PolicyObject, Strict
 from compiler.model.team import DeviceCount, Toleration
 
+GRANTS_DIRECTORY = "grants"
+"""Where grants live below the policy directory, one file per team (`grants/<team>.yaml`)."""
+
 GroupName = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9:._@+-]{0,252}$")]
 """A group as the cluster's authenticator names it (client certificate O, OIDC groups claim)."""
 
@@ -39,6 +42,12 @@ class TierGrant(Strict):
     def effective_limit(self) -> int:
         """The limit, defaulting to the guarantee."""
         return self.guaranteed if self.limit is None else self.limit
+
+    @property
+    def usable_limit(self) -> int:
+        """The limit the team's quotas get: the grant's, never below its guarantee (a grant
+        whose limit is below it is GF206 already, and is not reported again)."""
+        return max(self.effective_limit, self.guaranteed)
 
 
 class Allowances(Strict):

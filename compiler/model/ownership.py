@@ -1,8 +1,9 @@
-"""Team files hold Teams only, so a team's own file can change nothing but its own objects.
+"""A team's file holds that team's Team only, so it can change nothing but the team's own use.
 
 Teams own their files (CODEOWNERS routes a team's file to the team for review). If that file
-could also hold a GpuTier, a Cluster, a DeviceTaint or the PriorityLadder, a team could change
-what every other team gets without the platform team reviewing it.
+could also hold a GpuTier, a Cluster, a DeviceTaint, a grant or the PriorityLadder, a team
+could change what every other team gets without the platform team reviewing it; if it could
+hold another team's Team, it could reshape (or zero) that team's use of its grant.
 """
 
 from __future__ import annotations
@@ -14,13 +15,17 @@ from compiler.model.base import PolicyObject
 
 
 def mixed_team_files(objects: Iterable[PolicyObject]) -> list[Diagnostic]:
-    """A diagnostic for every non-Team object in a file that declares a Team."""
+    """A diagnostic for every object in a file that declares a Team, other than the first
+    Team of that file (and further documents of the same team)."""
     objects = list(objects)
-    team_files = {o.source.origin: o for o in objects if o.kind == "Team"}
+    team_files: dict[str, PolicyObject] = {}
+    for obj in objects:
+        if obj.kind == "Team":
+            team_files.setdefault(obj.source.origin, obj)
     found = []
     for obj in objects:
         team = team_files.get(obj.source.origin)
-        if team is None or obj.kind == "Team":
+        if team is None or (obj.kind == "Team" and obj.name == team.name):
             continue
         found.append(
             Diagnostic(

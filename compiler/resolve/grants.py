@@ -18,9 +18,14 @@ from typing import TypeVar
 from compiler.diagnostics import Diagnostic
 from compiler.load.document import ComposedDocument, Path, SourceDocument
 from compiler.model.fleet import Fleet, FleetSpec
-from compiler.model.grant import Allowances, PodSecurityLevel, TeamGrant, TierGrant
-from compiler.model.team import MemoryQoS, QuotaUse, Team, Toleration
-from compiler.model.team import TeamSpec as TeamFileSpec
+from compiler.model.grant import (
+    GRANTS_DIRECTORY,
+    Allowances,
+    PodSecurityLevel,
+    TeamGrant,
+    TierGrant,
+)
+from compiler.model.team import MemoryQoS, QuotaUse, Team, TeamSpec, Toleration
 
 T = TypeVar("T")
 DEFAULT_POD_SECURITY: PodSecurityLevel = FleetSpec.model_fields["pod_security"].default
@@ -39,7 +44,7 @@ class Quota:
 
 
 @dataclass(frozen=True)
-class TeamSpec:
+class GrantedTeamSpec:
     """What a team has and how it uses it, grant and own file together."""
 
     namespaces: tuple[str, ...]
@@ -63,7 +68,7 @@ class GrantedTeam:
     """A team: its grant, its own file (if it has one yet) and what they make together."""
 
     name: str
-    spec: TeamSpec
+    spec: GrantedTeamSpec
     source: ComposedDocument
     """Paths of `spec` resolve to where each value was written (grant or team file)."""
     grant: TeamGrant
@@ -89,7 +94,7 @@ def granted_teams(
                     "namespaces, tiers and priorities",
                     file.source.span(("metadata", "name")),
                     (
-                        f"add a TeamGrant named {file.name!r} (policies/grants/"
+                        f"add a TeamGrant named {file.name!r} ({GRANTS_DIRECTORY}/"
                         f"{file.name}.yaml); `gpufleet migrate` writes it from this file",
                     ),
                 )
@@ -115,18 +120,19 @@ class _Merge:
         self.grant, self.file, self.problems = grant, file, problems
         self.default_pod_security = pod_security
         self.parts: dict[Path, tuple[SourceDocument, Path]] = {}
-        self.asked = file.spec if file is not None else TeamFileSpec()
+        self.asked = file.spec if file is not None else TeamSpec()
         """What the team file asks (nothing, without a file: every field takes the grant's)."""
 
     def team(self) -> GrantedTeam:
+        """The team the grant and the file make (problems found on the way reported)."""
         grant = self.grant.spec
         self._check_grant()
-        spec = TeamSpec(
+        spec = GrantedTeamSpec(
             namespaces=self._subset("namespaces", grant.namespaces),
             clusters=(
                 self._subset("clusters", grant.clusters)
                 if grant.clusters is not None
-                else self._taken("clusters")
+                else self._file_list("clusters")
             ),
             quotas=self._quotas(),
             priorities=self._subset("priorities", grant.priorities),
@@ -189,6 +195,7 @@ class _Merge:
     # -- narrowing -------------------------------------------------------------------------
 
     def _exceeds(self, message: str, asked: Path, granted: Path, hint: str) -> None:
+        """GF218 at the team file's request, with the grant it exceeds as a note."""
         assert self.file is not None
         self.problems.append(
             Diagnostic(
@@ -200,7 +207,7 @@ class _Merge:
             )
         )
 
-    def _taken(self, field: str) -> tuple[str, ...] | None:
+    def _file_list(self, field: str) -> tuple[str, ...] | None:
         """The team file's list for a field the grant leaves open (clusters: None = all)."""
         asked: list[str] | None = getattr(self.asked, field)
         if asked is None:
@@ -227,7 +234,7 @@ class _Merge:
             self._exceeds(
                 f"for {_singular(key)} {shown(asked[index])}, which its grant does not give it",
                 ("spec", key, index),
-                ("spec", key),
+                self._granted_at(key),
                 f"granted: {', '.join(shown(g) for g in granted) or '(none)'}",
             )
         if asked is None or beyond:
@@ -235,6 +242,11 @@ class _Merge:
             return tuple(granted)
         self._point(field, self.file_source)
         return tuple(asked)
+
+    def _granted_at(self, key: str) -> Path:
+        """Where the grant says `key`; its name when it leaves the field out (grants none)."""
+        spec = self.grant.source.data.get("spec")
+        return ("spec", key) if isinstance(spec, dict) and key in spec else ("metadata", "name")
 
     def _point(self, field: str, document: SourceDocument) -> None:
         """Diagnostics about `field` point into `document` (the grant or the team file)."""
@@ -285,7 +297,7 @@ class _Merge:
                 self._exceeds(
                     f"for a quota of tier {use.tier!r}, which its grant does not give it",
                     ("spec", "quotas", index, "tier"),
-                    ("spec", "quotas"),
+                    self._granted_at("quotas"),
                     "granted tiers: "
                     + (", ".join(t.tier for t in self.grant.spec.quotas) or "(none)"),
                 )
@@ -295,8 +307,7 @@ class _Merge:
             tier_uses = uses.get(tier.tier)
             if not tier_uses:
                 self.parts[("spec", "quotas", len(quotas))] = (self.grant.source, grant_path)
-                limit = max(tier.effective_limit, tier.guaranteed)  # below: GF206 on the grant
-                quotas.append(Quota(tier.tier, None, tier.guaranteed, limit, gang=1))
+                quotas.append(Quota(tier.tier, None, tier.guaranteed, tier.usable_limit, gang=1))
                 continue
             quotas.extend(self._uses(tier, grant_path, tier_uses, len(quotas)))
         if self.asked.quotas:
@@ -307,6 +318,7 @@ class _Merge:
 
     @property
     def file_source(self) -> SourceDocument:
+        """The team file's document (only asked for where the file said something)."""
         assert self.file is not None
         return self.file.source
 
@@ -334,7 +346,7 @@ class _Merge:
                         (
                             f"give each use of {tier.tier!r} its `guaranteed` (and `limit`); "
                             f"together at most the grant's {tier.guaranteed} and "
-                            f"{tier.effective_limit}",
+                            f"{tier.usable_limit}",
                         ),
                         (("the grant", self.grant.source.span(grant_path)),),
                     )
@@ -348,7 +360,7 @@ class _Merge:
                 )
             limit = use.limit
             if limit is None:
-                limit = guaranteed if split else max(tier.effective_limit, guaranteed)
+                limit = guaranteed if split else max(tier.usable_limit, guaranteed)
                 if not split:
                     self.parts[("spec", "quotas", first + offset, "limit")] = (
                         self.grant.source,
@@ -357,14 +369,17 @@ class _Merge:
             quotas.append(Quota(tier.tier, use.namespace, guaranteed, limit, use.gang))
         for field, total, granted in (
             ("guaranteed", sum(q.guaranteed for q in quotas), tier.guaranteed),
-            ("limit", sum(q.limit for q in quotas), tier.effective_limit),
+            ("limit", sum(q.limit for q in quotas), tier.usable_limit),
         ):
             if total > granted:
                 index, asked = _last_explicit(uses, field)
-                what = "guaranteed devices" if field == "guaranteed" else "devices at most"
+                what = (
+                    f"for {_devices(total, 'guaranteed ')}"
+                    if field == "guaranteed"
+                    else f"to use up to {_devices(total)}"
+                )
                 self._exceeds(
-                    f"for {total} {what} of tier {tier.tier!r}, beyond the {granted} its "
-                    "grant gives it",
+                    f"{what} of tier {tier.tier!r}, beyond the {granted} its grant gives it",
                     ("spec", "quotas", index, asked),
                     (
                         *grant_path,
@@ -383,6 +398,10 @@ def _last_explicit(uses: list[tuple[int, QuotaUse]], field: str) -> tuple[int, s
             if getattr(use, candidate) is not None:
                 return index, candidate
     return uses[-1][0], field
+
+
+def _devices(count: int, kind: str = "") -> str:
+    return f"{count} {kind}device" + ("" if count == 1 else "s")
 
 
 def _camel(field: str) -> str:

@@ -43,10 +43,11 @@ def reserved_namespaces(fleet: Fleet | None) -> dict[str, str]:
 def check_namespaces(
     teams: Sequence[GrantedTeam], fleet: Fleet | None, problems: list[Diagnostic]
 ) -> None:
-    """Report every team namespace that is reserved or has the `kube-` prefix."""
+    """Report every namespace a grant gives that is reserved or has the `kube-` prefix (even
+    one the team's own file leaves unused: the grant is what the platform wrote)."""
     reserved = reserved_namespaces(fleet)
     for team in teams:
-        for index, namespace in enumerate(team.spec.namespaces):
+        for index, namespace in enumerate(team.grant.spec.namespaces):
             reason = reserved.get(namespace)
             if reason is None and namespace.startswith(RESERVED_PREFIX):
                 reason = "in the `kube-` prefix Kubernetes reserves for itself"
@@ -55,7 +56,7 @@ def check_namespaces(
                     Diagnostic(
                         "GF123",
                         f"team {team.name!r} may not own namespace {namespace!r}: it is {reason}",
-                        team.source.span(("spec", "namespaces", index)),
+                        team.grant.source.span(("spec", "namespaces", index)),
                         ("teams own namespaces of their own; choose another name",),
                     )
                 )

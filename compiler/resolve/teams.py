@@ -49,22 +49,18 @@ def check_team(
                 (f"use one of: {', '.join(team.spec.priorities) or '(none: add priorities)'}",),
             )
         )
-    for index, namespace in enumerate(team.spec.namespaces):
+    grant = team.grant
+    for index, namespace in enumerate(grant.spec.namespaces):  # granted, used or not
         owner = owners.setdefault(namespace, team)
         if owner is not team:
             problems.append(
                 Diagnostic(
                     "GF205",
-                    f"namespace {namespace!r} is claimed by team {owner.name!r} and "
+                    f"namespace {namespace!r} is granted to team {owner.name!r} and "
                     f"team {team.name!r}",
-                    source.span(("spec", "namespaces", index)),
+                    grant.source.span(("spec", "namespaces", index)),
                     ("each namespace belongs to exactly one team",),
-                    (
-                        (
-                            "claimed first here",
-                            owner.source.span(("spec", "namespaces")),
-                        ),
-                    ),
+                    (("granted first here", owner.grant.source.span(("spec", "namespaces"))),),
                 )
             )
     seen: set[tuple[str, str]] = set()
@@ -110,7 +106,10 @@ def check_team(
                     f"team {team.name!r} has several namespaces: say which one the "
                     f"{quota.tier!r} quota is for",
                     source.span(path),
-                    (f"add `namespace:` with one of {', '.join(team.spec.namespaces)}",),
+                    (
+                        "say it in the team's own file: `quotas: [{tier: "
+                        f"{quota.tier}, namespace: <one of {', '.join(team.spec.namespaces)}>}}]`",
+                    ),
                 )
             )
         elif quota_ns not in team.spec.namespaces:
