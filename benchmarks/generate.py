@@ -109,7 +109,8 @@ spec:
         cluster = f"cluster-{c:03d}"
         pools = "".join(
             f"    - {{name: {pool}, nodes: {nodes}, gpu: {GPU_OF_POOL[pool]}, gpusPerNode: 8, "
-            f"hostMemory: 2Ti, cpu: 224{', mig: allowed' if pool == 'h100' else ''}}}\n"
+            f"hostMemory: 2Ti, cpu: 224{', mig: allowed' if pool == 'h100' else ''}"
+            f"{', topology: {numaNode: 4, pcieRoot: 2}' if pool == 'l40s' else ''}}}\n"
             for pool, nodes in pool_nodes.items()
         )
         (root / "clusters" / f"{cluster}.yaml").write_text(
@@ -150,6 +151,8 @@ def _teams(
         devices = gpus * 2 if "partition" in spec else gpus
         for index in members:
             gang = 8 if "partition" not in spec and index % 3 == 0 else 1
+            if "pcieRoot" in spec and gang > 1:
+                gang = 2  # two GPUs share a PCIe root on these boards
             share = devices // (2 * len(members))  # half the tier's capacity, split
             count = max(gang, share - share % gang)
             team = f"{cluster}-team-{index:02d}"

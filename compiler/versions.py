@@ -5,8 +5,10 @@ resolve stage asks it whether a feature the policy uses exists in a cluster's ve
 error when not) and whether it is off by default there (a warning naming the feature gate
 and the `--runtime-config` an administrator has to set). No other module compares versions.
 
-Sources: kubernetes/api v0.32-v0.36 (served versions, fields), pkg/features versioned specs
-(gate stages and defaults), the kubelet's KubeletConfiguration v1beta1 of each release.
+Sources: kubernetes/api v0.32-v0.37 (served versions, fields), pkg/features versioned specs
+(gate stages and defaults), pkg/controlplane/instance.go (group-versions served by default),
+the kubelet's KubeletConfiguration v1beta1 of each release; the kubernetes-validate schemas
+(1.35 and 1.36 Workload shapes).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 DRA_GROUP = "resource.k8s.io"
+SCHEDULING_GROUP = "scheduling.k8s.io"
 
 
 class Feature(enum.Enum):
@@ -31,9 +34,13 @@ class Feature(enum.Enum):
     MEMORY_QOS = "kubelet memory QoS (cgroup v2 memory.high/memory.min)"
     MEMORY_RESERVATION_POLICY = "kubelet memoryReservationPolicy (tiered memory reservation)"
     MUTATING_ADMISSION_POLICY = "MutatingAdmissionPolicy objects"
+    GANG_WORKLOADS = "Workload objects (all-or-nothing scheduling of a gang's pods)"
+    ADMIN_ACCESS = "adminAccess device requests (DRAAdminAccess)"
 
 
-OBJECT_FEATURES = frozenset({Feature.DEVICE_TAINT_RULES, Feature.MUTATING_ADMISSION_POLICY})
+OBJECT_FEATURES = frozenset(
+    {Feature.DEVICE_TAINT_RULES, Feature.MUTATING_ADMISSION_POLICY, Feature.GANG_WORKLOADS}
+)
 """Features that are whole API kinds: where the cluster does not serve one, gpufleet leaves its
 objects out (an object of an unserved kind fails the whole `kubectl apply` or Argo CD sync)."""
 
@@ -57,6 +64,14 @@ Availability = Gated | None
 
 
 @dataclass(frozen=True)
+class WorkloadShape:
+    """How a version spells a Workload's pod groups: the list and each group's policy."""
+
+    groups: Literal["podGroups", "podGroupTemplates"]
+    policy: Literal["policy", "schedulingPolicy"]
+
+
+@dataclass(frozen=True)
 class Target:
     """What one Kubernetes minor version serves; features not listed are on by default."""
 
@@ -69,6 +84,15 @@ class Target:
     """The apiVersion of DeviceTaintRule, None where the kind does not exist."""
     mutating_policy_api: str
     """The apiVersion of MutatingAdmissionPolicy (and its binding)."""
+    admin_access_label: str | None
+    """The namespace label kube-apiserver requires (`"true"`) on a claim with adminAccess;
+    None where it checks none."""
+    workload_api: str | None = None
+    """The apiVersion of Workload (gang scheduling), None where the kind does not exist."""
+    workload_shape: WorkloadShape | None = None
+    pod_group_link: str | None = None
+    """The Pod field that puts a pod into a gang: a Workload's pod group (1.35), or a PodGroup
+    object made from the Workload's template (1.36 on)."""
     features: dict[Feature, Availability] = field(default_factory=dict)
 
     def availability(self, feature: Feature) -> Availability | Literal["on"]:
@@ -127,6 +151,20 @@ def _mutating_policies(stage: Literal["alpha", "beta"], version: str) -> Gated:
 
 
 _TAINTS_ALPHA = Gated("alpha", ("DRADeviceTaints",))
+_ADMIN_ACCESS_ALPHA = Gated("alpha", ("DRAAdminAccess",))
+_ADMIN_LABEL_BETA = "resource.k8s.io/admin-access"
+_ADMIN_LABEL = "resource.kubernetes.io/admin-access"
+_WORKLOAD_REF = "spec.workloadRef"
+_SCHEDULING_GROUP = "spec.schedulingGroup.podGroupName"
+_POD_GROUPS = WorkloadShape("podGroups", "policy")
+"""1.35 (v1alpha1): the Workload lists its pod groups, and pods name one."""
+_POD_GROUP_TEMPLATES = WorkloadShape("podGroupTemplates", "schedulingPolicy")
+"""1.36 on: the Workload lists templates; a PodGroup object per job is made from one."""
+
+
+def _gang_workloads(stage: Literal["alpha", "beta"], version: str, *gates: str) -> Gated:
+    return Gated(stage, gates, (f"{SCHEDULING_GROUP}/{version}=true",), _CONTROL_PLANE)
+
 
 TARGETS: dict[str, Target] = {
     "1.32": Target(
@@ -135,11 +173,14 @@ TARGETS: dict[str, Target] = {
         flat_requests=True,
         taint_rule_api=None,
         mutating_policy_api=f"{ADMISSION_GROUP}/v1alpha1",
+        admin_access_label=None,
         features={
             Feature.MUTATING_ADMISSION_POLICY: _mutating_policies("alpha", "v1alpha1"),
             Feature.DRA: Gated(
                 "beta", ("DynamicResourceAllocation",), (f"{DRA_GROUP}/v1beta1=true",)
             ),
+            Feature.ADMIN_ACCESS: _ADMIN_ACCESS_ALPHA,
+            Feature.GANG_WORKLOADS: UNAVAILABLE,
             Feature.PRIORITIZED_LIST: UNAVAILABLE,
             Feature.DEVICE_TOLERATIONS: UNAVAILABLE,
             Feature.DEVICE_TAINT_RULES: UNAVAILABLE,
@@ -155,11 +196,14 @@ TARGETS: dict[str, Target] = {
         flat_requests=False,
         taint_rule_api=f"{DRA_GROUP}/v1alpha3",
         mutating_policy_api=f"{ADMISSION_GROUP}/v1alpha1",
+        admin_access_label=_ADMIN_LABEL_BETA,
         features={
             Feature.MUTATING_ADMISSION_POLICY: _mutating_policies("alpha", "v1alpha1"),
             Feature.DRA: Gated(
                 "beta", ("DynamicResourceAllocation",), (f"{DRA_GROUP}/v1beta2=true",)
             ),
+            Feature.ADMIN_ACCESS: _ADMIN_ACCESS_ALPHA,
+            Feature.GANG_WORKLOADS: UNAVAILABLE,
             Feature.PRIORITIZED_LIST: Gated("alpha", ("DRAPrioritizedList",)),
             Feature.DEVICE_TOLERATIONS: _TAINTS_ALPHA,
             Feature.DEVICE_TAINT_RULES: Gated(
@@ -177,8 +221,10 @@ TARGETS: dict[str, Target] = {
         flat_requests=False,
         taint_rule_api=f"{DRA_GROUP}/v1alpha3",
         mutating_policy_api=f"{ADMISSION_GROUP}/v1beta1",
+        admin_access_label=_ADMIN_LABEL,
         features={
             Feature.MUTATING_ADMISSION_POLICY: _mutating_policies("beta", "v1beta1"),
+            Feature.GANG_WORKLOADS: UNAVAILABLE,
             Feature.DEVICE_TOLERATIONS: _TAINTS_ALPHA,
             Feature.DEVICE_TAINT_RULES: Gated(
                 "alpha", ("DRADeviceTaints",), (f"{DRA_GROUP}/v1alpha3=true",), _CONTROL_PLANE
@@ -195,8 +241,15 @@ TARGETS: dict[str, Target] = {
         flat_requests=False,
         taint_rule_api=f"{DRA_GROUP}/v1alpha3",
         mutating_policy_api=f"{ADMISSION_GROUP}/v1beta1",
+        admin_access_label=_ADMIN_LABEL,
+        workload_api=f"{SCHEDULING_GROUP}/v1alpha1",
+        workload_shape=_POD_GROUPS,
+        pod_group_link=_WORKLOAD_REF,
         features={
             Feature.MUTATING_ADMISSION_POLICY: _mutating_policies("beta", "v1beta1"),
+            Feature.GANG_WORKLOADS: _gang_workloads(
+                "alpha", "v1alpha1", "GenericWorkload", "GangScheduling"
+            ),
             Feature.DEVICE_TOLERATIONS: _TAINTS_ALPHA,
             Feature.DEVICE_TAINT_RULES: Gated(
                 "alpha",
@@ -216,6 +269,10 @@ TARGETS: dict[str, Target] = {
         flat_requests=False,
         taint_rule_api=f"{DRA_GROUP}/v1beta2",
         mutating_policy_api=f"{ADMISSION_GROUP}/v1",
+        admin_access_label=_ADMIN_LABEL,
+        workload_api=f"{SCHEDULING_GROUP}/v1alpha2",
+        workload_shape=_POD_GROUP_TEMPLATES,
+        pod_group_link=_SCHEDULING_GROUP,
         features={
             Feature.DEVICE_TAINT_RULES: Gated(
                 "beta",
@@ -225,13 +282,34 @@ TARGETS: dict[str, Target] = {
             ),
             Feature.MEMORY_QOS: _MEMORY_QOS,
             Feature.MEMORY_RESERVATION_POLICY: _MEMORY_QOS,
+            Feature.GANG_WORKLOADS: _gang_workloads(
+                "alpha", "v1alpha2", "GenericWorkload", "GangScheduling"
+            ),
+        },
+    ),
+    # DeviceTaintRule v1, DRADeviceTaints/DRADeviceTaintRules and DRAExtendedResource GA,
+    # MemoryQoS beta and on (the kubelet still needs memoryQoS settings); the Workload API is
+    # beta but off (GenericWorkload covers gangs: naming the removed GangScheduling gate
+    # stops kube-apiserver).
+    "1.37": Target(
+        "1.37",
+        dra_api=f"{DRA_GROUP}/v1",
+        flat_requests=False,
+        taint_rule_api=f"{DRA_GROUP}/v1",
+        mutating_policy_api=f"{ADMISSION_GROUP}/v1",
+        admin_access_label=_ADMIN_LABEL,
+        workload_api=f"{SCHEDULING_GROUP}/v1beta1",
+        workload_shape=_POD_GROUP_TEMPLATES,
+        pod_group_link=_SCHEDULING_GROUP,
+        features={
+            Feature.GANG_WORKLOADS: _gang_workloads("beta", "v1beta1", "GenericWorkload"),
         },
     ),
 }
 
 
 def target(version: str) -> Target:
-    """The table row of a Kubernetes minor version ("1.32" to "1.36")."""
+    """The table row of a Kubernetes minor version ("1.32" to "1.37")."""
     return TARGETS[version]
 
 

@@ -40,19 +40,20 @@ class Request:
         name = self.object.get("metadata", {}).get("name", "")
         resource, _, subresource = self.resource.partition("/")
         gvr = {"group": group, "version": version, "resource": resource}
-        return {
+        request = {
             "kind": {"group": group, "version": version, "kind": kind},
             "requestKind": {"group": group, "version": version, "kind": kind},
             "resource": gvr,
             "requestResource": gvr,
-            "subResource": subresource,
-            "requestSubResource": subresource,
             "name": name,
             "namespace": self.namespace,
             "operation": self.operation,
             "userInfo": {"username": "alice"},
             "dryRun": False,
         }
+        if subresource:  # the API server leaves empty fields out: `request.subResource` errs
+            request |= {"subResource": subresource, "requestSubResource": subresource}
+        return request
 
 
 @dataclass(frozen=True)

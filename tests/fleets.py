@@ -21,10 +21,14 @@ TAINT_RULES_ON_1_36 = (
 
 
 def cluster(
-    name: str = "c1", pools: str = "", version: str = "1.36", api_server: str | None = None
+    name: str = "c1",
+    pools: str = "",
+    version: str = "1.36",
+    api_server: str | None = None,
+    driver_version: str | None = None,
 ) -> str:
     """A Cluster document; `pools` is the YAML list body of nodePools, `api_server` the flow
-    YAML of its `apiServer`."""
+    YAML of its `apiServer`, `driver_version` the NVIDIA DRA driver release it runs."""
     pools = (
         pools
         or """
@@ -37,7 +41,8 @@ def cluster(
 metadata: {{name: {name}}}
 spec:
   kubernetesVersion: "{version}"
-{f"  apiServer: {api_server}{chr(10)}" if api_server else ""}  nodePools:{pools}"""
+{f"  apiServer: {api_server}{chr(10)}" if api_server else ""}\
+{f'  driverVersion: "{driver_version}"{chr(10)}' if driver_version else ""}  nodePools:{pools}"""
     )
 
 

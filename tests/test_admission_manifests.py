@@ -21,6 +21,7 @@ POLICY_NAMES = {
     "gpufleet-device-tolerations",
     "gpufleet-dra-only",
     "gpufleet-gpu-environment",
+    "gpufleet-gpu-nodes",
     "gpufleet-priority-entitlement",
     "gpufleet-priority-label",
     "gpufleet-tier-entitlement",
@@ -161,10 +162,14 @@ def test_argocd_may_sync_the_policies(compiled_example: Compiled) -> None:
 
 
 def _small_fleet(
-    write_policies: PolicyWriter, tier_spec: str, fleet: str = "", pools: str = ""
+    write_policies: PolicyWriter,
+    tier_spec: str,
+    fleet: str = "",
+    pools: str = "",
+    cluster_extra: str = "",
 ) -> Compiled:
     files = {
-        "c.yaml": fleets.cluster(pools=pools),
+        "c.yaml": fleets.cluster(pools=pools) + cluster_extra,
         "t.yaml": fleets.tier("big", tier_spec),
         "team.yaml": fleets.team("a", "[{tier: big, guaranteed: 1}]"),
     }
@@ -206,12 +211,14 @@ def test_a_tier_serving_the_legacy_name_through_dra_lifts_the_ban(
         "  devicePluginResources: [nvidia.com/gpu, amd.com/gpu]\n"
     )
     served = "{select: {models: [H100]}, extendedResourceName: nvidia.com/gpu}"
-    compiled = _small_fleet(write_policies, served, fleet)
+    # the name is free only where the driver's own class does not map it (GF230)
+    free = "  driverExtendedResources: []\n"
+    compiled = _small_fleet(write_policies, served, fleet, cluster_extra=free)
     assert forbidden_resources(compiled) == ["amd.com/gpu", *mig_resources(compiled)]
     nothing = fleet.replace("[nvidia.com/gpu, amd.com/gpu]", "[]") + "  gpuRuntimeClasses: []\n"
     no_mig = served.replace("H100]", "L40S]")
     l40s = "\n    - {name: l40s, nodes: 1, gpu: L40S, gpusPerNode: 4, hostMemory: 512Gi, cpu: 64}\n"
-    assert forbidden_resources(_small_fleet(write_policies, no_mig, nothing, l40s)) is None
+    assert forbidden_resources(_small_fleet(write_policies, no_mig, nothing, l40s, free)) is None
 
 
 def mig_resources(compiled: Compiled) -> list[str]:

@@ -138,9 +138,10 @@ def test_shared_tiers_carry_the_nvidia_sharing_config(write_policies: PolicyWrit
 
 
 def test_extended_resource_name_and_its_quota_keys(write_policies: PolicyWriter) -> None:
+    """A tier takes `nvidia.com/gpu` over where the driver's classes map nothing (GF230)."""
     root = write_policies(
         {
-            "c.yaml": fleets.cluster(pools=POOLS),
+            "c.yaml": fleets.cluster(pools=POOLS) + "  driverExtendedResources: []\n",
             "t.yaml": fleets.tier(
                 "legacy", "{select: {models: [L40S]}, extendedResourceName: nvidia.com/gpu}"
             ),

@@ -110,10 +110,8 @@ def test_document_and_file_order_do_not_change_a_byte(
     for team_order, other_order in ((range(len(TEAMS)), range(len(OTHERS))), (teams, others)):
         root = tmp_path_factory.mktemp("order") / "policies"
         root.mkdir()
-        contents = {
-            "fleet.yaml": "---\n".join(OTHERS[i] for i in other_order),
-            "teams.yaml": "---\n".join(TEAMS[i] for i in team_order),
-        }
+        contents = {"fleet.yaml": "---\n".join(OTHERS[i] for i in other_order)}
+        contents |= {f"team-{i}.yaml": TEAMS[i] for i in team_order}  # one team per file
         for name in sorted(contents, reverse=reverse):  # directory order follows creation
             (root / name).write_text(contents[name])
         trees.append(compile_policies(root).tree)

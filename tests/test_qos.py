@@ -13,6 +13,15 @@ from tests import fleets
 from tests.conftest import PolicyWriter
 
 GIB = 2**30
+GPU_NODE_TAINT = {"key": "gpufleet.dev/gpu", "value": "present", "effect": "NoSchedule"}
+KUBELET_DEFAULT_SIGNALS = {
+    "memory.available": "100Mi",
+    "nodefs.available": "10%",
+    "nodefs.inodesFree": "5%",
+    "imagefs.available": "15%",
+    "imagefs.inodesFree": "5%",
+}
+"""k8s.io/kubernetes pkg/kubelet/eviction/defaults_linux.go `DefaultEvictionHard` (1.32-1.37)."""
 
 
 def load(compiled: Compiled, path: str) -> dict:  # type: ignore[type-arg]
@@ -75,10 +84,19 @@ def test_kubelet_dropin_per_pool_with_tiered_reservation_on_136(compiled_example
             "memoryReservationPolicy": "TieredReservation",
             "systemReserved": {"cpu": "4", "memory": "16Gi"},
             "kubeReserved": {"cpu": "2", "memory": "8Gi"},
-            "evictionHard": {"memory.available": "1Gi"},
+            "evictionHard": {**KUBELET_DEFAULT_SIGNALS, "memory.available": "1Gi"},
+            "registerWithTaints": [GPU_NODE_TAINT],
         }
-    # prod-west sets no kubelet options: no drop-ins
-    assert not any("prod-west/node-config/kubelet" in p for p in compiled_example.tree)
+    # prod-west sets no kubelet options: its drop-ins only taint the GPU nodes
+    for pool in ("a100", "b200", "l40s"):
+        text = compiled_example.tree[
+            f"clusters/prod-west/node-config/kubelet/{pool}/50-gpufleet.conf"
+        ]
+        assert yaml.safe_load(text) == {
+            "apiVersion": "kubelet.config.k8s.io/v1beta1",
+            "kind": "KubeletConfiguration",
+            "registerWithTaints": [GPU_NODE_TAINT],
+        }
 
 
 def kubelet_cluster(version: str, kubelet: str) -> str:
@@ -134,3 +152,25 @@ def test_reserved_memory_larger_than_the_node_is_rejected(write_policies: Policy
         compile_policies(root)
     codes = [(d.code, d.message) for d in caught.value.diagnostics if d.code == "GF226"]
     assert len(codes) == 1 and "pool 'h100'" in codes[0][1] and "2Ti" in codes[0][1]
+
+
+@pytest.mark.parametrize("version", ["1.32", "1.33", "1.36"])
+def test_a_dropin_that_sets_eviction_keeps_the_default_signals(
+    version: str, write_policies: PolicyWriter
+) -> None:
+    """A drop-in's `evictionHard` with only memory.available would leave a kubelet without a
+    --config file (or one whose config lists fewer signals) with no disk-pressure eviction at
+    all; `mergeDefaultEvictionSettings` does not help there: the kubelet reads it only from its
+    --config file, never from a drop-in. So the drop-in lists every default signal."""
+    root = write_policies(
+        {
+            "c.yaml": kubelet_cluster(version, "{evictionHardMemory: 1Gi}"),
+            "t.yaml": fleets.tier("big", "{select: {models: [H100]}}"),
+            "team.yaml": fleets.team("a", "[{tier: big, guaranteed: 1}]"),
+        }
+    )
+    config = yaml.safe_load(
+        compile_policies(root).tree["clusters/c1/node-config/kubelet/h100/50-gpufleet.conf"]
+    )
+    assert config["evictionHard"] == {**KUBELET_DEFAULT_SIGNALS, "memory.available": "1Gi"}
+    assert "mergeDefaultEvictionSettings" not in config

@@ -1,5 +1,7 @@
 """Property tests: on random small fleets the solver agrees with a brute-force oracle, every
-reported conflict is minimal, and every suggested fix really makes the fleet feasible.
+reported conflict is minimal, every suggested fix really makes the fleet feasible, and every
+plan passes the independent plan checker (gangs within their topology groups, tainted devices,
+MIG ones included, only for teams that tolerate them).
 
 More examples on demand: GPUFLEET_PROPERTY_EXAMPLES=2000 pytest tests/test_solver_properties.py
 """
@@ -24,18 +26,31 @@ from compiler.solve.runner import Deadline
 from compiler.solve.solver import solve_cluster
 from tests import fleets
 from tests.oracle import feasible
+from tests.plan_checker import check_plan
 
-EXAMPLES = int(os.environ.get("GPUFLEET_PROPERTY_EXAMPLES", "40"))
+EXAMPLES = int(os.environ.get("GPUFLEET_PROPERTY_EXAMPLES", "100"))
 TIERS = {
     "big": "{select: {models: [H200]}}",
     "any": "{select: {models: [H100, H200]}, hostMemoryPerGpu: 200Gi}",
     "small": "{select: {models: [L40S]}, cpuPerGpu: 20}",
     "slice": "{partition: 3g.40gb}",
     "tiny": "{partition: 1g.10gb, hostMemoryPerGpu: 40Gi}",
+    "pair": "{select: {models: [H100, H200]}, gangMatchAttribute: resource.kubernetes.io/pcieRoot}",
+    "numa": "{select: {models: [L40S]}, gangMatchAttribute: resource.kubernetes.io/numaNode}",
+    "shard": "{partition: 1g.10gb, gangMatchAttribute: gpu.nvidia.com/parentUUID}",
 }
 
 
-TIER_NEEDS = {"big": "H200", "any": "hopper", "small": "L40S", "slice": "mig", "tiny": "mig"}
+TIER_NEEDS = {
+    "big": "H200",
+    "any": "hopper",
+    "small": "L40S",
+    "slice": "mig",
+    "tiny": "mig",
+    "pair": "hopper",
+    "numa": "L40S",
+    "shard": "mig",
+}
 
 
 @st.composite
@@ -52,11 +67,14 @@ def fleet_files(draw: st.DrawFn) -> dict[str, str]:
         width = draw(st.sampled_from({"mixed": [2], "allowed": [2, 4]}.get(mig, [2, 4, 8])))
         memory = draw(st.sampled_from(["2Ti", "600Gi"]))
         nodes = 1 if mig == "mixed" else draw(st.integers(1, 2))
+        numa = draw(st.sampled_from([n for n in (1, 2, 4, 8) if width % n == 0]))
+        pcie = draw(st.sampled_from([n for n in (1, 2, 4) if numa % n == 0]))
         models.add(model)
         mig_pool = mig_pool or mig != "disabled"
         pools.append(
             f"    - {{name: p{index}, nodes: {nodes}, gpu: {model}, "
-            f"gpusPerNode: {width}, hostMemory: {memory}, cpu: 64, mig: {mig}}}\n"
+            f"gpusPerNode: {width}, hostMemory: {memory}, cpu: 64, mig: {mig}, "
+            f"topology: {{numaNode: {numa}, pcieRoot: {pcie}}}}}\n"
         )
     possible = sorted(
         t
@@ -66,13 +84,14 @@ def fleet_files(draw: st.DrawFn) -> dict[str, str]:
         or (needs == "hopper" and models & {"H100-80GB", "H200"})
     )
     tiers = draw(st.lists(st.sampled_from(possible), min_size=1, max_size=3, unique=True))
-    files = {"cluster.yaml": fleets.cluster(pools="\n" + "".join(pools))}
+    files = {"cluster.yaml": fleets.cluster(pools="\n" + "".join(pools), driver_version="0.5")}
     files.update({f"tier-{t}.yaml": fleets.tier(t, TIERS[t]) for t in tiers})
     tainted = draw(st.booleans())
     if tainted:
+        device = draw(st.sampled_from([0, 1]))
         files["taint.yaml"] = fleets.HEADER + (
             "kind: DeviceTaint\nmetadata: {name: ecc}\n"
-            "spec: {cluster: c1, pool: p0, node: 0, device: 0, key: example.com/ecc}\n"
+            f"spec: {{cluster: c1, pool: p0, node: 0, device: {device}, key: example.com/ecc}}\n"
         )
     for index in range(draw(st.integers(1, 4))):
         gang = draw(st.sampled_from([1, 2, 4, 8]))
@@ -95,13 +114,17 @@ def resolved(files: dict[str, str]) -> ResolvedCluster | None:
     return fleet.clusters[0]
 
 
-def solver_feasible(cluster: ResolvedCluster) -> bool:
+def solver_verdict(cluster: ResolvedCluster) -> str:
+    """`feasible` (its plan passing the independent checker), or the diagnostic code saying why
+    not: GF401, or GF403 for gangs bigger than every group they may use."""
     try:
-        solve_cluster(cluster, 20.0)
+        plan = solve_cluster(cluster, 20.0)
     except CompileError as error:
-        assert [d.code for d in error.diagnostics] == ["GF401"], error.diagnostics
-        return False
-    return True
+        codes = sorted({d.code for d in error.diagnostics})
+        assert codes in (["GF401"], ["GF403"]), error.diagnostics
+        return codes[0]
+    assert check_plan(cluster, plan.to_json()) == []
+    return "feasible"
 
 
 def without(cluster: ResolvedCluster, guarantee: str = "", taint: str = "") -> ResolvedCluster:
@@ -164,9 +187,9 @@ def test_solver_agrees_with_brute_force_and_explains_minimally(files: dict[str, 
     cluster = resolved(files)
     assume(cluster is not None and cluster.guarantees)
     assert cluster is not None
-    verdict = solver_feasible(cluster)
-    assert verdict == feasible(cluster)
-    if verdict:
+    verdict = solver_verdict(cluster)
+    assert (verdict == "feasible") == feasible(cluster)
+    if verdict != "GF401":
         return
     conflict = find_conflict(cluster, Deadline(30.0))
     assert conflict.guarantees

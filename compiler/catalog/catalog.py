@@ -41,6 +41,19 @@ class MigGeometry:
 
 
 @dataclass(frozen=True)
+class Board:
+    """How the GPUs of one board group by NUMA node and by PCIe root (GPUs per group, groups
+    of consecutive GPU indices), with where the figures come from."""
+
+    id: str
+    gpus: int
+    numa_node: int | None
+    pcie_root: int | None
+    source: str
+    unverified: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class GpuModel:
     """One GPU model with what the NVIDIA DRA driver publishes for it."""
 
@@ -53,6 +66,11 @@ class GpuModel:
     memory_mib: int
     pci_device_id: str
     mig: MigGeometry | None
+    boards: tuple[Board, ...] = ()
+
+    def board(self, gpus_per_node: int) -> Board | None:
+        """The catalog's board of this model with `gpus_per_node` GPUs, if it knows one."""
+        return next((b for b in self.boards if b.gpus == gpus_per_node), None)
 
     @property
     def memory_bytes(self) -> int:
@@ -112,10 +130,25 @@ def _geometry(raw: dict[str, Any], spec: dict[str, Any]) -> MigGeometry:
     return MigGeometry(geometry["memorySlices"], geometry["computeSlices"], tuple(profiles))
 
 
+def _boards(raw: dict[str, Any]) -> dict[str, Board]:
+    return {
+        name: Board(
+            id=name,
+            gpus=entry["gpus"],
+            numa_node=entry.get("numaNode"),
+            pcie_root=entry.get("pcieRoot"),
+            source=" ".join(entry["source"].split()),
+            unverified=tuple(entry.get("unverified", ())),
+        )
+        for name, entry in raw.get("boards", {}).items()
+    }
+
+
 @cache
 def load_catalog(path: Path = CATALOG_FILE) -> Catalog:
     """Read the catalog data file once per process."""
     raw = yaml.load(path.read_text(encoding="utf-8"), Loader=yaml.CSafeLoader)
+    boards = _boards(raw)
     models = tuple(
         GpuModel(
             id=entry["id"],
@@ -127,6 +160,7 @@ def load_catalog(path: Path = CATALOG_FILE) -> Catalog:
             memory_mib=entry["memoryMiB"],
             pci_device_id=entry["pciDeviceId"],
             mig=_geometry(raw, entry["mig"]) if "mig" in entry else None,
+            boards=tuple(boards[name] for name in entry.get("boards", ())),
         )
         for entry in raw["models"]
     )

@@ -9,7 +9,9 @@ level up).
 
 Some bounds are assumptions, because Kubernetes sets none: how many containers a pod has
 (`POD_CONTAINERS_ASSUMED`, per list), how many entries a container's resource lists have
-(`RESOURCE_LIST_ASSUMED`) and how many variables its `env` sets (`CONTAINER_ENV_ASSUMED`).
+(`RESOURCE_LIST_ASSUMED`), how many variables its `env` sets (`CONTAINER_ENV_ASSUMED`), and
+how many tolerations and claims a pod has (`POD_TOLERATIONS_ASSUMED`,
+`POD_RESOURCE_CLAIMS_ASSUMED`).
 The policies walk them nested (every key of every container's resources, every variable of
 every container's env), so the bound that matters is their product, sized to keep each
 expression under the API server's per-call limit. They are a guarantee, not a cutoff: a pod
@@ -35,6 +37,10 @@ have at most: cpu, memory, ephemeral-storage, two hugepage sizes and a few exten
 resources make about eight."""
 CONTAINER_ENV_ASSUMED = 128
 """Variables a container's `env` is assumed to set at most: real containers set tens."""
+POD_TOLERATIONS_ASSUMED = 64
+"""Tolerations a pod is assumed to have at most: the defaults add two, real pods a few more."""
+POD_RESOURCE_CLAIMS_ASSUMED = 32
+"""Entries a pod's `resourceClaims` is assumed to have (only ever counted, never walked)."""
 
 _KIND = record(group=string(DNS_SUBDOMAIN), version=string(DNS_LABEL), kind=string(DNS_SUBDOMAIN))
 _RESOURCE = record(
@@ -118,6 +124,16 @@ def pod(
             ephemeralContainers=list_of(containers, container),  # whose resources stay unset
             priorityClassName=string(DNS_SUBDOMAIN),
             runtimeClassName=string(DNS_SUBDOMAIN),
+            nodeName=string(DNS_SUBDOMAIN),
+            tolerations=list_of(POD_TOLERATIONS_ASSUMED, _TOLERATION),
+            resourceClaims=list_of(
+                POD_RESOURCE_CLAIMS_ASSUMED,
+                record(
+                    name=string(DNS_LABEL),
+                    resourceClaimName=string(DNS_SUBDOMAIN),
+                    resourceClaimTemplateName=string(DNS_SUBDOMAIN),
+                ),
+            ),
         ),
     )
 

@@ -24,6 +24,7 @@ from compiler.emit.admission_claims import (
     unowned_claims,
 )
 from compiler.emit.admission_cost import policy_cost
+from compiler.emit.admission_nodes import gpu_node_tolerations
 from compiler.emit.admission_rules import Entitlements, PolicyRule
 from compiler.emit.admission_workloads import (
     dra_only,
@@ -38,6 +39,12 @@ from compiler.model.fleet import FleetSpec, SystemNamespaces
 from compiler.model.grant import Allowances
 from compiler.model.policy import Fleet, PriorityLadder
 from compiler.resolve import ResolvedCluster
+from compiler.resolve.gpu_nodes import (
+    dra_extended_resources,
+    namespace_node_taints,
+    node_taints,
+    tainted_node_names,
+)
 from compiler.resolve.grants import GrantedTeam
 from compiler.versions import ADMISSION_GROUP, DRA_GROUP
 
@@ -51,6 +58,7 @@ RULE_FAMILIES = (
     device_tolerations,
     admin_access,
     unowned_claims,
+    gpu_node_tolerations,
 )
 DEFAULT_DEVICE_PLUGIN_RESOURCES: list[str] = list(
     FleetSpec.model_fields["device_plugin_resources"].default
@@ -121,6 +129,15 @@ def entitlements(
         system_namespaces=sorted({*system.model_dump().values(), KUBE_SYSTEM}),
         deny_unowned_claims=spec.deny_unowned_claims if spec else False,
         claim_api=cluster.target.dra_api.removeprefix(f"{DRA_GROUP}/"),
+        node_taints=[{**t.model_dump(), "name": str(t)} for t in node_taints(cluster)],
+        node_tolerations={
+            ns: [str(t) for t in taints] for ns, taints in namespace_node_taints(cluster).items()
+        },
+        gpu_nodes=[
+            {"pool": n.pool, "prefix": n.prefix, "suffix": n.suffix}
+            for n in tainted_node_names(cluster)
+        ],
+        dra_extended_resources=dra_extended_resources(cluster),
     )
 
 

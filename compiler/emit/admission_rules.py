@@ -59,6 +59,15 @@ class Entitlements:
     deny_unowned_claims: bool
     claim_api: str
     """The version of resource.k8s.io the cluster serves claims at (e.g. `v1`)."""
+    node_taints: list[dict[str, str]] = field(default_factory=list)
+    """The node taints of the cluster's GPU pools (`key`, `value`, `effect`, and `name` as
+    `key=value:effect`)."""
+    node_tolerations: Mapping[str, list[str]] = field(default_factory=dict)
+    """namespace -> the node taints (by name) its pods that claim devices may tolerate"""
+    gpu_nodes: list[dict[str, str]] = field(default_factory=list)
+    """How the nodes of tainted pools are named (`pool`, `prefix`, `suffix` around the index)."""
+    dra_extended_resources: list[str] = field(default_factory=list)
+    """The extended resources tiers serve through DRA (a pod asking for one claims devices)."""
 
 
 ResourceRule = tuple[str, str, tuple[str, ...]]

@@ -360,7 +360,8 @@ def gpu_environment(data: Entitlements) -> PolicyRule | None:
         match_conditions=(
             (
                 "created-or-debugged",
-                f'request.operation == "CREATE" || request.subResource == "{EPHEMERAL_CONTAINERS}"',
+                'request.operation == "CREATE"\n'
+                f'|| (has(request.subResource) && request.subResource == "{EPHEMERAL_CONTAINERS}")',
             ),
         ),
         variables=(

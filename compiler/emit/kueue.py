@@ -1,12 +1,14 @@
 """Kueue (kueue.x-k8s.io/v1beta2) for clusters that run it.
 
-Per tier a ResourceFlavor (plus one for CPU and memory); the cluster's root Cohort holding the
-solved headroom, and one child Cohort per team cohort the policy names; a ClusterQueue per team
-that holds quota, admitting the team's namespaces, with preemption derived from the priority
-ladder; a `default` LocalQueue in every team namespace (it takes jobs without a queue label); a
-WorkloadPriorityClass per ladder level. The Kueue manager's Configuration fragment, which maps
-each tier's DeviceClass to the logical resource the queues count, is written beside the
-manifests but not synced (kueue_config).
+Per tier a ResourceFlavor (plus one for CPU and memory) naming the node taints of the tier's
+pools, with the tolerations Kueue then adds to the pods it admits on them (Kueue checks a Job's
+pod template before any pod exists, so a policy on pods could not make it tolerate them in
+time); the cluster's root Cohort holding the solved headroom, and one child Cohort per team
+cohort the policy names; a ClusterQueue per team that holds quota, admitting the team's
+namespaces, with preemption derived from the priority ladder; a `default` LocalQueue in every
+team namespace (it takes jobs without a queue label); a WorkloadPriorityClass per ladder level.
+The Kueue manager's Configuration fragment, which maps each tier's DeviceClass to the logical
+resource the queues count, is written beside the manifests but not synced (kueue_config).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from compiler.kueue_versions import kueue_release
 from compiler.model.policy import PriorityLadder
 from compiler.quantity import format_bytes, format_decimal
 from compiler.resolve import ResolvedCluster
+from compiler.resolve.gpu_nodes import tier_node_taints
 from compiler.resolve.grants import GrantedTeam
 from compiler.resolve.kueue import HOST_FLAVOR, root_cohort, team_cohort, tier_resource
 from compiler.solve import ClusterPlan
@@ -102,13 +105,16 @@ def kueue_manifests(
             kind="ResourceFlavor",
             name=flavor,
             template="resourceflavor.yaml.j2",
-            values={"api_version": api},
+            values={"api_version": api, "node_taints": [t.model_dump() for t in taints]},
             cluster=name,
             annotations=_annotations(source, clause, "ResourceFlavor"),
         )
-        for flavor, source, clause in [
-            *((t.name, t.tier.source.origin, "metadata.name") for t in cluster.tiers),
-            (HOST_FLAVOR, origin, "spec.kueue"),
+        for flavor, source, clause, taints in [
+            *(
+                (t.name, t.tier.source.origin, "metadata.name", tier_node_taints(cluster, t.name))
+                for t in cluster.tiers
+            ),
+            (HOST_FLAVOR, origin, "spec.kueue", []),
         ]
     ]
     manifests.append(

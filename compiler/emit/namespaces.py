@@ -11,8 +11,6 @@ from compiler.resolve import ResolvedCluster
 WAVE_NAMESPACES = WAVES["Namespace"]
 WAVE_QUOTAS = WAVES["ResourceQuota"]
 TEAM_LABEL = "gpufleet.dev/team"
-ADMIN_ACCESS_LABEL = "resource.kubernetes.io/admin-access"
-"""Set (to "true") only on the namespaces of teams with `adminAccess`; DRA requires it."""
 DRIVER_CLASSES = {"gpu.nvidia.com": ("gpu.nvidia.com", "mig.nvidia.com", "vfio.gpu.nvidia.com")}
 """DeviceClasses the driver installs itself; quota 0 so no team bypasses the tiers."""
 LEGACY_GPU_KEY = "requests.nvidia.com/gpu"
@@ -44,8 +42,10 @@ def namespaces(cluster: ResolvedCluster) -> list[Manifest]:
     """A Namespace per namespace of every team present in the cluster, enforcing the team's
     Pod Security Standard (its grant's, else the fleet's, at the cluster's version); Argo CD
     never deletes one (KEEP_ON_REMOVAL), so dropping a team from the policy leaves its
-    workloads running."""
+    workloads running. Only the namespaces of teams with `adminAccess` carry the label the
+    version's DRA requires for adminAccess claims (Target `admin_access_label`)."""
     version = f"v{cluster.cluster.spec.kubernetes_version}"
+    admin_label = cluster.target.admin_access_label
     return [
         Manifest(
             kind="Namespace",
@@ -58,7 +58,7 @@ def namespaces(cluster: ResolvedCluster) -> list[Manifest]:
                 POD_SECURITY_LABEL: team.spec.pod_security,
                 f"{POD_SECURITY_LABEL}-version": version,
             }
-            | ({ADMIN_ACCESS_LABEL: "true"} if team.spec.admin_access else {}),
+            | ({admin_label: "true"} if admin_label and team.spec.admin_access else {}),
             annotations=provenance(
                 team.grant.source.origin, f"namespaces[{namespace}]", WAVE_NAMESPACES
             )

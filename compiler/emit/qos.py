@@ -22,12 +22,30 @@ from compiler.emit.render import Block
 from compiler.emit.waves import WAVES
 from compiler.quantity import format_bytes, format_decimal
 from compiler.resolve import Guarantee, ResolvedCluster
+from compiler.resolve.gpu_nodes import pool_taint
 from compiler.resolve.host import HostShare, fair_share, host_share
 from compiler.versions import Feature, target
 
 HOST_QUOTA = "gpufleet-host"
 LIMIT_RANGE = "gpufleet-defaults"
 KUBELET_DROPIN = "50-gpufleet.conf"
+DEFAULT_EVICTION_HARD = {
+    "memory.available": "100Mi",
+    "nodefs.available": "10%",
+    "nodefs.inodesFree": "5%",
+    "imagefs.available": "15%",
+    "imagefs.inodesFree": "5%",
+}
+"""The kubelet's hard eviction signals on Linux when nothing sets `evictionHard`
+(k8s.io/kubernetes pkg/kubelet/eviction/defaults_linux.go, the same in 1.32-1.37).
+
+A drop-in that sets `evictionHard` lists them all, its own memory threshold in place of the
+default. The kubelet merges drop-ins into its config as a JSON merge patch, so a drop-in's
+map adds to the `evictionHard` of the --config file; but a kubelet started without a --config
+file, or whose file lists fewer signals, would keep only the drop-in's, and every other
+signal (disk and inode pressure) would be off. `mergeDefaultEvictionSettings: true` (1.33+)
+does not help a drop-in: the kubelet applies it only while loading its --config file
+(cmd/kubelet/app/server.go `loadConfigFile`), before any drop-in is merged."""
 
 
 @dataclass(frozen=True)
@@ -157,16 +175,17 @@ def kubelet_dropins(cluster: ResolvedCluster) -> dict[str, Manifest]:
     """Per node pool, a KubeletConfiguration drop-in (path below out/ -> manifest).
 
     Written to node-config/, not synced: it goes into the kubelet's `--config-dir`
-    (drop-ins must end in .conf). Only pools of clusters whose kubelet settings differ from
-    the defaults get one.
+    (drop-ins must end in .conf). A pool gets one when the cluster's kubelet settings differ
+    from the defaults or the pool has a node taint (`registerWithTaints`).
     """
     kubelet = cluster.cluster.spec.kubelet
     reservations = (kubelet.system_reserved, kubelet.kube_reserved)
-    if not (
+    settings = (
         kubelet.memory_qos
         or kubelet.eviction_hard_memory is not None
         or any(r.cpu is not None or r.memory is not None for r in reservations)
-    ):
+    )
+    if not settings and all(pool_taint(pool) is None for pool in cluster.pools):
         return {}
     row = target(cluster.cluster.spec.kubernetes_version)
 
@@ -188,19 +207,30 @@ def kubelet_dropins(cluster: ResolvedCluster) -> dict[str, Manifest]:
         ),
         "system_reserved": amounts(kubelet.system_reserved.cpu, kubelet.system_reserved.memory),
         "kube_reserved": amounts(kubelet.kube_reserved.cpu, kubelet.kube_reserved.memory),
-        "eviction_memory": (
-            None
+        "eviction_hard": (
+            {}
             if kubelet.eviction_hard_memory is None
-            else format_bytes(kubelet.eviction_hard_memory)
+            else {
+                **DEFAULT_EVICTION_HARD,
+                "memory.available": format_bytes(kubelet.eviction_hard_memory),
+            }
         ),
     }
     files: dict[str, Manifest] = {}
     for pool in cluster.pools:
+        taint = pool_taint(pool)
+        if not settings and taint is None:
+            continue
         manifest = Manifest(
             kind="KubeletConfiguration",
             name=pool.pool.name,
             template="kubelet_dropin.yaml.j2",
-            values={**values, "cluster": cluster.name, "pool": pool.pool.name},
+            values={
+                **values,
+                "cluster": cluster.name,
+                "pool": pool.pool.name,
+                "taint": None if taint is None else taint.model_dump(),
+            },
             directory=f"clusters/{cluster.name}/node-config/kubelet/{pool.pool.name}",
         )
         files[f"{manifest.directory}/{KUBELET_DROPIN}"] = manifest

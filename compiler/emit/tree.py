@@ -8,6 +8,7 @@ from compiler.emit.argocd import SyncedKind, argocd_manifests, synced_kind
 from compiler.emit.claims import claim_templates
 from compiler.emit.default_priority import default_priority
 from compiler.emit.dra import device_classes
+from compiler.emit.gpu_nodes import gpu_node_toleration
 from compiler.emit.kueue import kueue_config, kueue_manifests
 from compiler.emit.manifest import Manifest
 from compiler.emit.namespaces import namespaces, resource_quotas
@@ -15,7 +16,9 @@ from compiler.emit.node_config import node_config
 from compiler.emit.priority import priority_classes
 from compiler.emit.qos import kubelet_dropins, namespace_qos
 from compiler.emit.render import render
+from compiler.emit.shared_claims import shared_claim_manifests
 from compiler.emit.taints import device_taint_rules
+from compiler.emit.workloads import gang_workloads
 from compiler.parallel import map_in_order
 from compiler.resolve import ResolvedCluster, ResolvedFleet
 from compiler.solve import ClusterPlan
@@ -28,13 +31,16 @@ def cluster_manifests(cluster: ResolvedCluster, fleet: ResolvedFleet) -> list[Ma
         *device_classes(cluster),
         *priority_classes(cluster.name, fleet.ladder),
         *default_priority(cluster, fleet.ladder),
+        *gpu_node_toleration(cluster),
         *namespaces(cluster),
         *role_bindings(cluster, fleet.fleet),
         *resource_quotas(cluster),
         *claims,
+        *shared_claim_manifests(cluster),
         *admission_manifests(cluster, fleet.fleet, fleet.ladder, claims),
         *namespace_qos(cluster),
         *device_taint_rules(cluster),
+        *gang_workloads(cluster),
     ]
     return sorted(manifests, key=lambda m: m.path)
 

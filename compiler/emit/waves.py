@@ -17,7 +17,7 @@ WAVE_QUEUES_AND_NAMESPACES = -2
 WAVE_NAMESPACE_POLICY = -1
 """ResourceQuota, LimitRange, RoleBinding (a team may act only once its limits hold)."""
 WAVE_CONSUMABLES = 1
-"""LocalQueue, ResourceClaimTemplate."""
+"""LocalQueue, ResourceClaimTemplate, ResourceClaim, Workload."""
 
 WAVES: dict[str, int] = {
     "DeviceClass": WAVE_DEFINITIONS,
@@ -37,6 +37,8 @@ WAVES: dict[str, int] = {
     "RoleBinding": WAVE_NAMESPACE_POLICY,
     "LocalQueue": WAVE_CONSUMABLES,
     "ResourceClaimTemplate": WAVE_CONSUMABLES,
+    "ResourceClaim": WAVE_CONSUMABLES,
+    "Workload": WAVE_CONSUMABLES,
 }
 """Each synced kind's wave; a test checks every emitted object carries its kind's wave."""
 

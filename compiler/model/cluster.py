@@ -2,15 +2,55 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 
 from pydantic import Field
 
-from compiler.model.base import DnsSubdomainish, Name, PolicyObject, Resources, Strict
+from compiler.catalog.driver import CURRENT_DRIVER
+from compiler.model.base import (
+    DnsSubdomainish,
+    Name,
+    PolicyObject,
+    QualifiedName,
+    Resources,
+    Strict,
+)
 from compiler.model.types import Quantity
 
-KUBERNETES_VERSIONS = ("1.32", "1.33", "1.34", "1.35", "1.36")
+KubernetesVersion = Literal["1.32", "1.33", "1.34", "1.35", "1.36", "1.37"]
+"""The supported Kubernetes minors, oldest first (compiler.versions has a row for each)."""
+KUBERNETES_VERSIONS: tuple[str, ...] = get_args(KubernetesVersion)
 DEFAULT_DRIVER = "gpu.nvidia.com"
+DriverVersion = Literal["25.3", "25.8", "25.12", "0.4", "0.5"]
+"""Releases of the NVIDIA DRA driver (compiler.catalog.driver.DRIVER_VERSIONS)."""
+
+
+class NodeTaint(Strict):
+    """A taint every node of a pool carries (`key=value:effect`), so that only pods that
+    tolerate it run there."""
+
+    key: QualifiedName
+    value: Annotated[str, Field(pattern=r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")] = ""
+    effect: Literal["NoSchedule", "NoExecute"] = "NoSchedule"
+
+    def __str__(self) -> str:
+        return f"{self.key}={self.value}:{self.effect}"
+
+
+GPU_NODE_TAINT = NodeTaint(key="gpufleet.dev/gpu", value="present", effect="NoSchedule")
+"""The node taint of a GPU pool unless it declares another (or `nodeTaint: null`): it keeps
+pods that claim no GPU off GPU nodes, whose CPU and memory the solver counts for GPU pods."""
+
+
+GpusPerGroup = Annotated[int, Field(ge=1, le=16)]
+
+
+class Topology(Strict):
+    """GPUs per NUMA node and per PCIe root on a node (groups of consecutive GPU indices): what
+    a gang matched on `resource.kubernetes.io/numaNode` or `.../pcieRoot` must fit in."""
+
+    numa_node: GpusPerGroup | None = None
+    pcie_root: GpusPerGroup | None = None
 
 
 class NodePool(Strict):
@@ -32,6 +72,11 @@ class NodePool(Strict):
     node_names: Annotated[str, Field(pattern=r"^[a-z0-9{}.-]+$", max_length=200)] = (
         "{cluster}-{pool}-{index}"
     )
+    node_taint: NodeTaint | None = GPU_NODE_TAINT
+    """The taint the pool's nodes register with (`null`: none, and CPU-only pods may use them)."""
+    topology: Topology | None = None
+    """How the nodes' GPUs group by NUMA node and PCIe root, where the catalog's board for the
+    GPU model and gpusPerNode does not say it (or says it wrongly for these nodes)."""
 
 
 class Kubelet(Strict):
@@ -78,9 +123,24 @@ class ApiServer(Strict):
 class ClusterSpec(Strict):
     """A cluster's Kubernetes version and inventory."""
 
-    kubernetes_version: Literal["1.32", "1.33", "1.34", "1.35", "1.36"]
+    kubernetes_version: KubernetesVersion
     api_server: ApiServer = ApiServer()
     driver: DnsSubdomainish = DEFAULT_DRIVER
+    driver_feature_gates: Annotated[dict[FeatureGateName, bool], Field(max_length=64)] = {}
+    """The feature gates the cluster's DRA driver runs with, as its chart's `featureGates`
+    values say (e.g. `{TimeSlicingSettings: true}`): a tier's sharing needs the driver's gate."""
+    driver_extended_resources: Annotated[list[QualifiedName], Field(max_length=16)] | None = None
+    """The extended resource names the driver's own DeviceClasses map (a tier may not take
+    one). Default: what the driver's chart maps (`nvidia.com/gpu` for gpu.nvidia.com, whose
+    chart sets it on its `gpu.nvidia.com` class on resource.k8s.io/v1 since v25.12.0);
+    `[]` documents an install that maps none."""
+    driver_version: DriverVersion = CURRENT_DRIVER
+    """The release of the NVIDIA DRA driver the cluster runs (its chart version: `25.8` for
+    v25.8.1, `0.4` for v0.4.1, `0.5` for main): it decides which device attributes gangs may
+    match on (compiler.catalog.driver)."""
+    gang_scheduling: Literal["None", "Workload"] = "None"
+    """`Workload`: a scheduling.k8s.io Workload per gang guarantee, whose pod group is
+    scheduled all or nothing (Kubernetes 1.35 on, where the cluster serves the API)."""
     node_pools: Annotated[list[NodePool], Field(min_length=1, max_length=256)]
     kubelet: Kubelet = Kubelet()
     kueue: Kueue = Kueue()

@@ -2,9 +2,10 @@
 
 A team's file is routed to the team for review (CODEOWNERS), so nothing in it grants
 anything: every field here either shapes use (gang sizes, which granted namespace holds which
-quota, the default priority, memory QoS) or narrows what the grant allows (a subset of its
-namespaces, clusters, priorities and tolerations, less than its guarantee or limit). A field
-left out takes the grant's value. What a team file asks beyond its grant is GF218.
+quota, the default priority, memory QoS, claims its pods share) or narrows what the grant
+allows (a subset of its namespaces, clusters, priorities and tolerations, less than its
+guarantee or limit). A field left out takes the grant's value. What a team file asks beyond
+its grant is GF218.
 """
 
 from __future__ import annotations
@@ -56,6 +57,21 @@ class QuotaUse(Strict):
     gang: Annotated[int, Field(ge=1, le=32)] = 1
 
 
+class SharedClaim(Strict):
+    """Devices several pods share: a ResourceClaim (not a template) in one of the team's
+    namespaces, which pods name with `resourceClaimName`. A claim made from a template belongs
+    to one pod, so pods of a template never share a device; every pod naming this claim gets
+    the same devices, shared as the tier's `sharing` says (TimeSlicing or MPS)."""
+
+    name: Name
+    tier: Name
+    devices: Annotated[int, Field(ge=1, le=32)] = 1
+    namespace: Name | None = None
+    """Default: the team's only namespace."""
+    clusters: Annotated[list[Name], Field(min_length=1, max_length=256)] | None = None
+    """Default: every cluster where the namespace holds quota for the tier."""
+
+
 class TeamSpec(Strict):
     """What the team's own file may say (everything optional: the grant decides)."""
 
@@ -73,6 +89,8 @@ class TeamSpec(Strict):
     admin_access: bool | None = None
     cohort: Name | None = None
     """Must be the grant's cohort if given (only the platform places a team in a cohort)."""
+    shared_claims: Annotated[list[SharedClaim], Field(max_length=64)] = []
+    """Claims whose devices several pods share (each counts against the namespace's quota)."""
 
 
 class Team(PolicyObject):

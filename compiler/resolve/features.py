@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from compiler.diagnostics import Diagnostic, Span
 from compiler.resolve.claims import cluster_tolerations, quota_fallbacks, usable_fallbacks
 from compiler.resolve.fleet import ResolvedCluster
+from compiler.resolve.gpu_nodes import namespace_node_taints
 from compiler.versions import (
     OBJECT_FEATURES,
     Feature,
@@ -108,12 +109,48 @@ def feature_uses(cluster: ResolvedCluster) -> list[Use]:
                     "default",
                 )
             )
+        if team.spec.admin_access:
+            uses.append(
+                Use(
+                    Feature.ADMIN_ACCESS,
+                    team.source.span(("spec", "adminAccess")),
+                    f"the adminAccess of team {team.name!r}",
+                )
+            )
+    tainted = [i for i, p in enumerate(cluster.cluster.spec.node_pools) if p.node_taint]
+    if tainted and namespace_node_taints(cluster):
+        uses.append(
+            Use(
+                Feature.MUTATING_ADMISSION_POLICY,
+                spec_source.span(("spec", "nodePools", tainted[0], "nodeTaint")),
+                f"the GPU node toleration of the pods that claim devices in cluster {cluster.name}",
+                "pods that claim devices are not given the toleration of their GPU nodes' "
+                "taint: they must carry it themselves"
+                + (
+                    " (Kueue adds it to the pods of the jobs it admits)"
+                    if cluster.cluster.spec.kueue.enabled
+                    else ""
+                ),
+            )
+        )
     if cluster.cluster.spec.kubelet.memory_qos:
         uses.append(
             Use(
                 Feature.MEMORY_QOS,
                 spec_source.span(("spec", "kubelet", "memoryQoS")),
                 f"memory QoS on the nodes of cluster {cluster.name}",
+            )
+        )
+    if cluster.cluster.spec.gang_scheduling == "Workload" and any(
+        g.gang > 1 for g in cluster.guarantees
+    ):
+        uses.append(
+            Use(
+                Feature.GANG_WORKLOADS,
+                spec_source.span(("spec", "gangScheduling")),
+                f"the gang Workloads of cluster {cluster.name}",
+                "the pods of a gang are scheduled one by one, not all or nothing (the gang "
+                "claim templates still keep one pod's devices together)",
             )
         )
     return uses
@@ -127,7 +164,8 @@ def check_features(
     row = target(version)
     declared = cluster.cluster.spec.api_server
     version_span = cluster.cluster.source.span(("spec", "kubernetesVersion"))
-    warned: set[Feature] = set()
+    warned: set[tuple[Feature, str]] = set()
+    """One warning per feature and consequence (a kind left out may cost several things)."""
     for use in feature_uses(cluster):
         availability = row.availability(use.feature)
         if availability is None:
@@ -146,10 +184,10 @@ def check_features(
         if (
             not isinstance(availability, Gated)
             or row.enabled(use.feature, declared)
-            or use.feature in warned
+            or (use.feature, use.left_out) in warned
         ):
             continue
-        warned.add(use.feature)
+        warned.add((use.feature, use.left_out))
         if use.feature in OBJECT_FEATURES:
             warnings.append(
                 Diagnostic(

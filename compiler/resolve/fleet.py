@@ -22,12 +22,31 @@ from compiler.versions import Feature, Target, target
 
 
 @dataclass(frozen=True)
+class GroupSize:
+    """GPUs per NUMA node or per PCIe root on a pool's nodes, and where the figure comes from."""
+
+    gpus: int
+    origin: str
+    """`the catalog's board <id>` or `the pool's topology`."""
+    unverified: bool = False
+
+
+@dataclass(frozen=True)
+class PoolTopology:
+    """How a pool's GPUs group (None: unknown, neither the catalog nor the pool says)."""
+
+    numa_node: GroupSize | None = None
+    pcie_root: GroupSize | None = None
+
+
+@dataclass(frozen=True)
 class ResolvedPool:
-    """A node pool with its catalog model and the device kinds it offers."""
+    """A node pool with its catalog model, the device kinds it offers and its GPU topology."""
 
     pool: NodePool
     model: GpuModel
     kinds: tuple[DeviceKind, ...]
+    topology: PoolTopology = PoolTopology()
 
     @property
     def gpus(self) -> int:

@@ -25,7 +25,7 @@ from compiler.model.grant import (
     TeamGrant,
     TierGrant,
 )
-from compiler.model.team import MemoryQoS, QuotaUse, Team, TeamSpec, Toleration
+from compiler.model.team import MemoryQoS, QuotaUse, SharedClaim, Team, TeamSpec, Toleration
 
 T = TypeVar("T")
 DEFAULT_POD_SECURITY: PodSecurityLevel = FleetSpec.model_fields["pod_security"].default
@@ -61,6 +61,8 @@ class GrantedTeamSpec:
     allow: Allowances
     group: str | None
     owners: tuple[str, ...]
+    shared_claims: tuple[SharedClaim, ...] = ()
+    """Claims several of the team's pods share (its own file's; checked in resolve.sharing)."""
 
 
 @dataclass(frozen=True)
@@ -147,6 +149,7 @@ class _Merge:
             allow=grant.allow,
             group=grant.group,
             owners=tuple(grant.owners),
+            shared_claims=tuple(self.asked.shared_claims),
         )
         base = self.file.source if self.file is not None else self.grant.source
         self.parts.setdefault(("spec", "cohort"), (self.grant.source, ("spec", "cohort")))

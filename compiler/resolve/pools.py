@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import re
 
-from compiler.catalog import Catalog
+from compiler.catalog import Catalog, GpuModel
 from compiler.diagnostics import Diagnostic
 from compiler.model.policy import Cluster, NodePool
-from compiler.resolve.fleet import ResolvedPool
+from compiler.resolve.fleet import GroupSize, PoolTopology, ResolvedPool
 from compiler.resolve.inventory import pool_device_kinds
 
 _NODE_NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
@@ -26,6 +26,49 @@ def node_name_problem(cluster: str, pool: NodePool) -> str | None:
         name = pool.node_names.format(cluster=cluster, pool=pool.name, index=index)
         if len(name) > 253 or not _NODE_NAME.match(name):
             return f"{name!r} is not a valid node name (DNS-1123 subdomain)"
+    return None
+
+
+def pool_topology(pool: NodePool, model: GpuModel) -> PoolTopology:
+    """GPUs per NUMA node and per PCIe root: the pool's own figures, else its board's."""
+    board = model.board(pool.gpus_per_node)
+    declared = pool.topology
+
+    def size(own: int | None, field: str, catalog: int | None) -> GroupSize | None:
+        if own is not None:
+            return GroupSize(own, "the pool's topology")
+        if board is None or catalog is None:
+            return None
+        return GroupSize(catalog, f"the catalog's board {board.id}", field in board.unverified)
+
+    return PoolTopology(
+        size(
+            declared.numa_node if declared else None,
+            "numaNode",
+            board.numa_node if board else None,
+        ),
+        size(
+            declared.pcie_root if declared else None,
+            "pcieRoot",
+            board.pcie_root if board else None,
+        ),
+    )
+
+
+def topology_problem(pool: NodePool, topology: PoolTopology) -> str | None:
+    """Why the pool's GPU groups cannot be consecutive index blocks that nest, or None."""
+    numa, pcie = topology.numa_node, topology.pcie_root
+    for name, group in (("numaNode", numa), ("pcieRoot", pcie)):
+        if group is not None and pool.gpus_per_node % group.gpus:
+            return (
+                f"{name} groups of {group.gpus} GPUs ({group.origin}) do not divide its "
+                f"{pool.gpus_per_node} GPUs per node"
+            )
+    if numa is not None and pcie is not None and numa.gpus % pcie.gpus:
+        return (
+            f"pcieRoot groups of {pcie.gpus} GPUs ({pcie.origin}) do not fit in numaNode "
+            f"groups of {numa.gpus} ({numa.origin})"
+        )
     return None
 
 
@@ -85,5 +128,21 @@ def resolve_pools(
             )
             continue
         kinds = pool_device_kinds(pool.name, model, pool.mig != "disabled")
-        resolved.append(ResolvedPool(pool, model, tuple(kinds)))
+        topology = pool_topology(pool, model)
+        problem = topology_problem(pool, topology)
+        if problem is not None:
+            problems.append(
+                Diagnostic(
+                    "GF237",
+                    f"node pool {pool.name!r} of cluster {cluster.name}: {problem}",
+                    cluster.source.span((*path, "topology"))
+                    if pool.topology is not None
+                    else cluster.source.span((*path, "gpusPerNode")),
+                    (
+                        "groups are consecutive GPU indices: each size must divide the node's "
+                        "GPUs, and a PCIe root's GPUs sit on one NUMA node",
+                    ),
+                )
+            )
+        resolved.append(ResolvedPool(pool, model, tuple(kinds), topology))
     return tuple(sorted(resolved, key=lambda p: p.pool.name))

@@ -7,14 +7,18 @@ from collections.abc import Sequence
 from compiler.catalog import Catalog
 from compiler.diagnostics import CompileError, Diagnostic, Severity
 from compiler.model import Policies
+from compiler.resolve.extended_resources import check_extended_resources
 from compiler.resolve.features import check_fallback_quotas, check_features
 from compiler.resolve.fleet import ResolvedCluster, ResolvedFleet, TierInCluster
+from compiler.resolve.gangs import check_gangs
+from compiler.resolve.gpu_nodes import check_node_taints
 from compiler.resolve.grants import GrantedTeam, granted_teams
 from compiler.resolve.isolation import check_namespaces
 from compiler.resolve.kubelet import check_kubelet
 from compiler.resolve.kueue import check_kueue
 from compiler.resolve.ladder import check_ladder
 from compiler.resolve.pools import resolve_pools
+from compiler.resolve.sharing import check_shared_claims, check_sharing
 from compiler.resolve.taints import resolve_taints
 from compiler.resolve.teams import check_team, team_guarantees
 from compiler.resolve.tier_options import (
@@ -71,12 +75,17 @@ def resolve(policies: Policies, catalog: Catalog) -> ResolvedFleet:
             )
         )
         check_cluster_tier_options(clusters[-1], problems)
+        check_gangs(clusters[-1], problems)
+        check_extended_resources(clusters[-1], problems)
         check_kubelet(clusters[-1], problems)
         check_kueue(clusters[-1], problems)
+        check_node_taints(clusters[-1], problems)
+        check_sharing(clusters[-1], problems, cluster_warnings)
         check_features(clusters[-1], problems, cluster_warnings)
         check_fallback_quotas(clusters[-1], cluster_warnings)
 
     check_fallback_presence(clusters, policies.tiers, problems)
+    check_shared_claims(teams, clusters, policies.tiers, problems)
     for tier in usable_tiers:
         if tier.name not in matched_anywhere | failed:
             problems.append(

@@ -14,6 +14,7 @@ from compiler.diagnostics import Diagnostic, Span
 from compiler.resolve import Guarantee, ResolvedCluster
 from compiler.resolve.fleet import ResolvedTaint
 from compiler.solve.cpsat import cp_model
+from compiler.solve.gang_fit import group_note
 from compiler.solve.model import ClusterModel, Scenario
 from compiler.solve.runner import Deadline, build_checked, check_status, solve_status
 
@@ -154,12 +155,19 @@ def explain(cluster: ResolvedCluster, deadline: Deadline) -> Diagnostic:
         hints.append(f"to make cluster {cluster.name} fit: cut " + ", ".join(parts))
     for pool, nodes in sorted(conflict.growth.items()):
         hints.append(f"or add {nodes} node{'s' if nodes != 1 else ''} to pool {pool}")
+    for guarantee in conflict.guarantees:
+        if group_note(cluster, guarantee):
+            tier = cluster.tier(guarantee.tier).tier
+            hints.append(
+                f"or let {guarantee.team.name}'s gangs of {guarantee.gang} use larger groups: "
+                f"tier {tier.name} keeps each within one value of {tier.spec.gang_match_attribute}"
+            )
     for taint in conflict.taints:
         hints.append(
             f"or remove device taint {taint.name} ({taint.taint.spec.key}), or let "
             "these teams tolerate it"
         )
-    related: list[tuple[str, Span]] = [_guarantee_note(g) for g in conflict.guarantees]
+    related: list[tuple[str, Span]] = [_guarantee_note(cluster, g) for g in conflict.guarantees]
     related += [
         (
             f"device taint {t.name} ({t.taint.spec.key}={t.taint.spec.value}) takes its "
@@ -177,10 +185,10 @@ def explain(cluster: ResolvedCluster, deadline: Deadline) -> Diagnostic:
     )
 
 
-def _guarantee_note(guarantee: Guarantee) -> tuple[str, Span]:
+def _guarantee_note(cluster: ResolvedCluster, guarantee: Guarantee) -> tuple[str, Span]:
     gang = f", gang {guarantee.gang}" if guarantee.gang > 1 else ""
     return (
         f"team {guarantee.team.name} guarantees {guarantee.count} x {guarantee.tier}"
-        f"{gang} in namespace {guarantee.namespace}",
+        f"{gang} in namespace {guarantee.namespace}{group_note(cluster, guarantee)}",
         guarantee.span,
     )

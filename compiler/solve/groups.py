@@ -20,7 +20,8 @@ class NodeGroup:
     """Nodes of one pool with the same taints.
 
     `node_taints` cover every device of each node (MIG devices included); `device_taints[i]`
-    are the extra taints on GPU i (whole-GPU device `gpu-i` only, so such GPUs stay whole).
+    are the extra taints on GPU i: on the whole GPU `gpu-i`, and on every MIG device it holds
+    when partitioned (its DeviceTaintRule names them all).
     """
 
     pool: ResolvedPool
@@ -36,8 +37,9 @@ class NodeGroup:
 
     @property
     def allows_mig(self) -> bool:
-        """MIG is possible only where no single GPU carries its own taint."""
-        return self.pool.pool.mig != "disabled" and not any(self.device_taints)
+        """Whether the nodes' GPUs may be partitioned (tainted ones too: their MIG devices
+        carry the taint)."""
+        return self.pool.pool.mig != "disabled"
 
     @property
     def taints(self) -> frozenset[str]:

@@ -2,7 +2,8 @@
 
 data -> variables -> constraints: for every node group (nodes of a pool with the same taints),
 configuration (whole GPUs or MIG layouts, from the catalog's placement rules) and packing
-pattern (which gangs share a node, within host memory and CPU), `nodes[g,c,p]` counts nodes;
+pattern (which gangs share a node, each within one group of its match attribute, within host
+memory and CPU), `nodes[g,c,p]` counts nodes;
 for every guarantee and device kind, `gangs[j,g,d]` counts the gangs it gets there. One
 enforcement literal per guarantee lets the explainer switch clauses off. Nothing is per GPU.
 """
@@ -15,6 +16,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from compiler.resolve import Guarantee, ResolvedCluster, ResolvedPool
+from compiler.resolve.gangs import gang_group
 from compiler.solve.cpsat import cp_model
 from compiler.solve.groups import NodeGroup, node_groups
 from compiler.solve.packing import HostLimits, Item, Pattern, patterns
@@ -49,6 +51,8 @@ class ClusterModel:
     gangs: dict[tuple[str, str, str], cp_model.IntVar] = field(default_factory=dict)
     enabled: dict[str, cp_model.IntVar] = field(default_factory=dict)
     served: dict[str, cp_model.LinearExprT] = field(default_factory=dict)
+    items: dict[tuple[str, str, str], Item] = field(default_factory=dict)
+    """(guarantee key, group key, device) -> the item one gang of the guarantee is there."""
     extra: cp_model.IntVar | None = None
 
     def config_nodes(self, group: str, config: int) -> cp_model.LinearExprT:
@@ -102,9 +106,11 @@ def tolerated(cluster: ResolvedCluster, guarantee: Guarantee) -> frozenset[str]:
 def guarantee_items(cluster: ResolvedCluster, group: NodeGroup) -> dict[tuple[str, str], Item]:
     """(guarantee key, device) -> the item one gang of it is, for devices of the group's pool."""
     items: dict[tuple[str, str], Item] = {}
+    width = group.pool.pool.gpus_per_node
     for guarantee in cluster.guarantees:
         tier = cluster.tier(guarantee.tier)
         spec = tier.tier.spec
+        within = width if guarantee.gang == 1 else gang_group(cluster, tier, group.pool).gpus
         for kind in tier.kinds:
             if kind.pool != group.pool.pool.name:
                 continue
@@ -115,11 +121,14 @@ def guarantee_items(cluster: ResolvedCluster, group: NodeGroup) -> dict[tuple[st
                 math.ceil(spec.host_memory_per_gpu or 0),
                 math.ceil((spec.cpu_per_gpu or 0) * 1000),
                 tolerated(cluster, guarantee) & group.taints,
+                1 if within is None else within,  # unknown grouping: refused at resolve
             )
     return items
 
 
-def _group_configs(cluster: ResolvedCluster, group: NodeGroup) -> list[NodeConfig]:
+def _group_configs(
+    cluster: ResolvedCluster, group: NodeGroup, items: list[Item]
+) -> list[NodeConfig]:
     profiles = {
         k.profile_name
         for g in cluster.guarantees
@@ -127,7 +136,8 @@ def _group_configs(cluster: ResolvedCluster, group: NodeGroup) -> list[NodeConfi
         if k.pool == group.pool.pool.name and k.profile_name
     }
     options = gpu_options(group.pool, profiles if group.allows_mig else set())
-    return node_configs(group.pool, options)
+    groups = tuple(sorted({i.within for i in items if i.size > 1}))
+    return node_configs(group.pool, options, group.device_taints, groups)
 
 
 EVERYTHING = Scenario()
@@ -141,6 +151,12 @@ def build_model(
     built = ClusterModel(cluster, scenario)
     model = built.model
     built.groups = node_groups(cluster, scenario.active_taints)
+    if scenario.growable_pool is not None:  # added nodes come without taints
+        built.groups += [
+            NodeGroup(p, (), frozenset(), (frozenset(),) * p.pool.gpus_per_node, f"{p.pool.name}+")
+            for p in cluster.pools
+            if p.pool.name == scenario.growable_pool
+        ]
     supply: dict[tuple[str, Item], list[cp_model.LinearExprT]] = defaultdict(list)
     grows = scenario.growable_pool
     if grows is not None:
@@ -150,8 +166,9 @@ def build_model(
         items = guarantee_items(cluster, group)
         item_of.update({(key, group.key, device): i for (key, device), i in items.items()})
         host = host_limits(cluster, group.pool)
-        built.configs[group.key] = _group_configs(cluster, group)
-        bound = group.count + (MAX_EXTRA_NODES if grows == group.key else 0)
+        built.configs[group.key] = _group_configs(cluster, group, list(items.values()))
+        grown = grows is not None and group.key == f"{grows}+"
+        bound = MAX_EXTRA_NODES if grown else group.count
         members = []
         for ci, config in enumerate(built.configs[group.key]):
             found = patterns(group, config, host, list(items.values()))
@@ -162,12 +179,9 @@ def build_model(
                 members.append(var)
                 for item, count in pattern:
                     supply[group.key, item].append(count * var)
-        size = (
-            group.count + built.extra
-            if grows == group.key and built.extra is not None
-            else group.count
-        )
+        size = built.extra if grown and built.extra is not None else group.count
         model.add(sum(members) == size)
+    built.items = item_of
     for guarantee in cluster.guarantees:
         _add_guarantee(built, guarantee, item_of, require_all)
     demand: dict[tuple[str, Item], list[cp_model.IntVar]] = defaultdict(list)

@@ -1,21 +1,23 @@
 """Per-node packing patterns (cutting-stock style): which gangs fit together on one node.
 
 An item is one gang: `size` devices of one device kind for a tier with a given host share per
-device, usable by teams tolerating a given set of taints. A pattern is a maximal multiset of
-items that fits one node of a group in a configuration: devices per kind, host memory and CPU
-after reservations, and tainted GPUs only for items that tolerate their taints. Patterns depend
-only on those values, so identical node groups across clusters share one enumeration.
+device, usable by teams tolerating a given set of taints, kept within one group of `within`
+GPUs (its tier's match attribute: a PCIe root, a NUMA node, one GPU, else the whole node). A
+pattern is a maximal multiset of items that fits one node of a group in a configuration:
+devices per kind, host memory and CPU after reservations, tainted devices (whole GPUs and the
+MIG devices of tainted GPUs) only for items that tolerate their taints, and every gang within
+one group (compiler.solve.placement). Patterns depend only on those values, so identical node
+groups across clusters share one enumeration.
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import combinations
 
 from compiler.solve.groups import NodeGroup
-from compiler.solve.shapes import NodeConfig
+from compiler.solve.placement import Gang, Gpus, fits
+from compiler.solve.shapes import NodeConfig, option_devices
 
 MAX_PATTERNS = 5_000
 """A bound on patterns per group and configuration; real policies stay far below it."""
@@ -34,6 +36,14 @@ class Item:
     host_memory: int
     cpu_millis: int
     tolerates: frozenset[str]
+    within: int
+    """GPUs per group the gang must stay within: the node's width for the whole node, 1 for
+    one GPU, 0 for one device."""
+
+    @property
+    def gang(self) -> Gang:
+        """What placement needs to know of the item."""
+        return (self.size, self.within, self.tolerates)
 
 
 @dataclass(frozen=True)
@@ -45,53 +55,50 @@ class HostLimits:
 
 
 Pattern = tuple[tuple[Item, int], ...]
-TaintSlots = tuple[tuple[frozenset[str], int], ...]
+Layout = tuple[tuple[str, Gpus], ...]
+"""Per device kind: each GPU's taints and how many devices of the kind it holds."""
 
 
-def taints_fit(slots: TaintSlots, whole_items: list[tuple[Item, int]]) -> bool:
-    """Whether gangs of whole GPUs can be matched to GPUs whose taints they tolerate.
-
-    A transportation problem with unbounded edges: by Hall's theorem it is feasible exactly when
-    every set of tolerance classes asks for no more GPUs than the GPUs some member may use.
-    """
-    demand: Counter[frozenset[str]] = Counter()
-    for item, count in whole_items:
-        demand[item.tolerates] += item.size * count
-    classes = sorted(demand, key=sorted)
-    for size in range(1, len(classes) + 1):
-        for subset in combinations(classes, size):
-            usable = sum(n for taints, n in slots if any(taints <= t for t in subset))
-            if sum(demand[t] for t in subset) > usable:
-                return False
-    return True
+def node_layout(group: NodeGroup, config: NodeConfig) -> Layout:
+    """Where a node of `group` in `config` holds its devices, kind by kind."""
+    per_gpu = [option_devices(option) for option in config.options]
+    return tuple(
+        (
+            device,
+            tuple(
+                (taints, held.get(device, 0))
+                for taints, held in zip(group.device_taints, per_gpu, strict=True)
+            ),
+        )
+        for device in config.devices
+    )
 
 
 def patterns(
     group: NodeGroup, config: NodeConfig, host: HostLimits, items: list[Item]
 ) -> list[Pattern]:
     """Every maximal multiset of `items` that fits one node of `group` in `config`."""
-    slots: TaintSlots = ()
-    if any(group.device_taints):
-        slots = tuple(sorted(Counter(group.device_taints).items(), key=lambda s: sorted(s[0])))
     usable = tuple(sorted(i for i in set(items) if group.node_taints <= i.tolerates))
-    return list(_patterns(tuple(config.devices.items()), host, usable, slots))
+    return list(_patterns(node_layout(group, config), host, usable))
 
 
 @lru_cache(maxsize=8192)
-def _patterns(
-    devices: tuple[tuple[str, int], ...],
-    host: HostLimits,
-    items: tuple[Item, ...],
-    slots: TaintSlots,
-) -> tuple[Pattern, ...]:
-    capacity = dict(devices)
+def _patterns(layout: Layout, host: HostLimits, items: tuple[Item, ...]) -> tuple[Pattern, ...]:
+    structure = dict(layout)
+    capacity = {device: sum(n for _, n in gpus) for device, gpus in layout}
     items = tuple(
         i
         for i in items
         if capacity.get(i.device, 0) >= i.size
         and i.host_memory * i.size <= host.memory
         and i.cpu_millis * i.size <= host.cpu_millis
+        and fits(structure[i.device], (i.gang,))
     )
+    simple = {  # one taint class and no gang narrower than the node: capacity says it all
+        device: len({t for t, n in gpus if n}) <= 1
+        and all(i.within >= len(gpus) or i.size == 1 for i in items if i.device == device)
+        for device, gpus in layout
+    }
     used = {device: 0 for device in capacity}
     counts = [0] * len(items)
     found: list[Pattern] = []
@@ -105,12 +112,12 @@ def _patterns(
             return False
         if totals[1] + item.cpu_millis * item.size > host.cpu_millis:
             return False
-        if slots and item.device == "gpu":
-            counts[index] += 1
-            whole = [(items[j], n) for j, n in enumerate(counts) if n and items[j].device == "gpu"]
-            counts[index] -= 1
-            return taints_fit(slots, whole)
-        return True
+        if simple[item.device]:
+            return True
+        counts[index] += 1
+        gangs = tuple(gang.gang for gang in _expand(items, counts) if gang.device == item.device)
+        counts[index] -= 1
+        return fits(structure[item.device], gangs)
 
     def add(index: int, sign: int) -> None:
         item = items[index]
@@ -134,3 +141,21 @@ def _patterns(
 
     extend(0)
     return tuple(found) or ((),)
+
+
+def _gang_key(gang: Gang) -> tuple[int, int, list[str]]:
+    return (gang[0], gang[1], sorted(gang[2]))
+
+
+def _expand(items: tuple[Item, ...], counts: list[int]) -> list[Item]:
+    """One entry per gang, in the canonical order placements are computed in."""
+    return sorted(
+        (item for item, n in zip(items, counts, strict=True) for _ in range(n)),
+        key=lambda i: _gang_key(i.gang),
+    )
+
+
+def pattern_gangs(pattern: Pattern, device: str) -> list[Item]:
+    """The pattern's gangs of one device kind, one entry per gang, in placement order."""
+    items = tuple(item for item, _ in pattern if item.device == device)
+    return _expand(items, [n for item, n in pattern if item.device == device])

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from compiler.solve.shapes import ALL_DISABLED, WHOLE
 
 Runs = list[tuple[str, int]]
+NodeGangs = tuple[tuple[str, tuple[str, ...]], ...]
+"""The gangs one node serves: (guarantee key, the devices of one gang) each."""
+GangRuns = list[tuple[NodeGangs, int]]
 
 
 @dataclass(frozen=True)
@@ -61,7 +64,11 @@ class ClusterPlan:
     """A feasible assignment for one cluster.
 
     `node_configs` maps pool -> the mig.config label of every node in index order (run-length
-    encoded); `assignments` maps guarantee key -> device kind key -> devices.
+    encoded); `assignments` maps guarantee key -> device kind key -> devices. `placements` maps
+    pool -> the gangs of every node in index order (run-length encoded): one way to serve every
+    guarantee at once, device by device (`gpu-3`, or `gpu-3/3g.40gb#1` for the second
+    3g.40gb instance of GPU 3), a certificate that a checker can verify without the solver.
+    Workloads are not pinned to these devices.
     """
 
     cluster: str
@@ -76,6 +83,7 @@ class ClusterPlan:
     """Nodes whose MIG configuration differs from the previous plan (to be drained). A property
     of this compile, not of the plan: it is not written to the plan file, so that compiling again
     from the written plan gives the same bytes."""
+    placements: dict[str, GangRuns] = field(default_factory=dict)
 
     def devices(self, pool: str, gpus_per_node: int) -> dict[str, int]:
         """Devices the pool's nodes offer in this plan: `gpu` or a MIG profile -> count."""
@@ -102,6 +110,10 @@ class ClusterPlan:
             "migConfigs": {label: list(c.gpus) for label, c in self.mig_configs.items()},
             "assignments": self.assignments,
             "namespaces": list(self.namespaces),
+            "placements": {
+                pool: [[_gangs_json(gangs), n] for gangs, n in runs]
+                for pool, runs in self.placements.items()
+            },
             "tiers": {
                 t.tier: {
                     "capacity": t.capacity,
@@ -158,7 +170,30 @@ class ClusterPlan:
                 for t, v in sorted(document.get("tiers", {}).items())
             ),
             namespaces=tuple(str(n) for n in document.get("namespaces", [])),
+            placements={
+                str(pool): [(_gangs_from_json(gangs), int(n)) for gangs, n in runs]
+                for pool, runs in document.get("placements", {}).items()
+            },
         )
+
+
+def _gangs_json(gangs: NodeGangs) -> dict[str, str]:
+    """A node's gangs as {guarantee key: "gang gang ..."}, a gang being its devices joined by
+    commas: `gpu-0,gpu-1` or `gpu-2/3g.40gb#0`."""
+    found: dict[str, list[str]] = {}
+    for key, devices in gangs:
+        found.setdefault(key, []).append(",".join(devices))
+    return {key: " ".join(parts) for key, parts in sorted(found.items())}
+
+
+def _gangs_from_json(gangs: dict[str, str]) -> NodeGangs:
+    return tuple(
+        sorted(
+            (str(key), tuple(gang.split(",")))
+            for key, text in gangs.items()
+            for gang in str(text).split()
+        )
+    )
 
 
 def layout_devices(layout: str) -> dict[str, int]:

@@ -3,7 +3,11 @@
 Only MIG profiles some guarantee can use matter for capacity, so layouts are projected onto those
 profiles and dominated projections dropped: an H100 pool serving only 3g.40gb offers the options
 `whole` and `2x3g.40gb`, not 127 layouts. A node runs one option on every GPU (`mig: allowed`) or
-a multiset of options (`mig: mixed`).
+an option per GPU (`mig: mixed`). Which GPU runs which option matters only up to the node's
+symmetries: GPUs with the same taints are interchangeable, and so are groups (a PCIe root, a
+NUMA node) whose GPUs carry the same taints, where gangs must stay within such groups. So a
+mixed node's configurations are multisets per class of interchangeable GPUs (or groups), laid
+out in GPU index order: with no taints and no groups that is one multiset over all GPUs.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ import math
 from collections import Counter
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
-from itertools import combinations_with_replacement
+from itertools import combinations_with_replacement, product
 
 from compiler.catalog import GpuModel, enumerate_layouts
 from compiler.resolve import ResolvedPool
@@ -41,9 +45,14 @@ class GpuOption:
         return WHOLE if self.is_whole else ",".join(f"{n}x{p}" for p, n in self.counts)
 
 
+def option_devices(option: GpuOption) -> dict[str, int]:
+    """The devices one GPU offers in `option`: `gpu` when whole, else its MIG instances."""
+    return {"gpu": 1} if option.is_whole else dict(option.counts)
+
+
 @dataclass(frozen=True, order=True)
 class NodeConfig:
-    """The options of every GPU of a node, sorted (a multiset)."""
+    """The option of every GPU of a node, in GPU index order."""
 
     options: tuple[GpuOption, ...]
 
@@ -75,17 +84,21 @@ class NodeConfig:
 
     @cached_property
     def label(self) -> str:
-        """The mig-parted config name, also the `nvidia.com/mig.config` label value."""
+        """The mig-parted config name, also the `nvidia.com/mig.config` label value: runs of
+        equal options in GPU index order (`mixed-4of-whole-4of-2x3g.40gb`)."""
         distinct = sorted(set(self.options))
         if distinct == [GpuOption(())]:
             return ALL_DISABLED
         if len(distinct) == 1:
             name = "all-" + "-".join(f"{n}x{p}" for p, n in distinct[0].counts)
         else:
-            name = "mixed-" + "-".join(
-                f"{sum(1 for o in self.options if o == d)}of-{d.name.replace(',', '-')}"
-                for d in distinct
-            )
+            runs: list[tuple[GpuOption, int]] = []
+            for option in self.options:
+                if runs and runs[-1][0] == option:
+                    runs[-1] = (option, runs[-1][1] + 1)
+                else:
+                    runs.append((option, 1))
+            name = "mixed-" + "-".join(f"{n}of-{o.name.replace(',', '-')}" for o, n in runs)
         name = name.replace("+", ".")
         if len(name) > 63:
             digest = hashlib.sha256(name.encode()).hexdigest()[:12]
@@ -121,15 +134,76 @@ def _mig_options(model: GpuModel, profiles: frozenset[str]) -> tuple[GpuOption, 
     return tuple(sorted(options))
 
 
-def node_configs(pool: ResolvedPool, options: list[GpuOption]) -> list[NodeConfig]:
-    """The configurations a node of `pool` may take."""
+def node_configs(
+    pool: ResolvedPool,
+    options: list[GpuOption],
+    taints: tuple[frozenset[str], ...] = (),
+    groups: tuple[int, ...] = (),
+) -> list[NodeConfig]:
+    """The configurations a node of `pool` may take; for `mig: mixed`, one per way of giving
+    options to GPUs up to the node's symmetries: `taints` per GPU index, `groups` the sizes of
+    the GPU groups gangs must stay within (consecutive indices, each size dividing the next)."""
     width = pool.pool.gpus_per_node
-    if pool.pool.mig == "mixed":
-        count = math.comb(len(options) + width - 1, width)
-        if count > MAX_NODE_CONFIGS:
-            raise ValueError(
-                f"pool {pool.pool.name}: {count} mixed MIG configurations per node; "
-                "use `mig: allowed` or fewer MIG tiers on this pool"
-            )
-        return [NodeConfig(tuple(c)) for c in combinations_with_replacement(options, width)]
-    return [NodeConfig((option,) * width) for option in options]
+    if pool.pool.mig != "mixed":
+        return [NodeConfig((option,) * width) for option in options]
+    sizes = [1, *sorted(s for s in set(groups) if 1 < s < width and width % s == 0), width]
+    gpu_taints = taints or (frozenset(),) * width
+    count = _count(len(options), gpu_taints, tuple(sizes), 0, len(sizes) - 1)
+    if count > MAX_NODE_CONFIGS:
+        raise ValueError(
+            f"pool {pool.pool.name}: {count} mixed MIG configurations per node; "
+            "use `mig: allowed` or fewer MIG tiers on this pool"
+        )
+    return [
+        NodeConfig(c)
+        for c in _arrangements(tuple(options), gpu_taints, tuple(sizes), 0, len(sizes) - 1)
+    ]
+
+
+def _children(
+    taints: tuple[frozenset[str], ...], sizes: tuple[int, ...], start: int, level: int
+) -> list[list[int]]:
+    """The starts of a block's children, grouped by their GPUs' taints (interchangeable)."""
+    child = sizes[level - 1]
+    classes: dict[tuple[frozenset[str], ...], list[int]] = {}
+    for at in range(start, start + sizes[level], child):
+        classes.setdefault(taints[at : at + child], []).append(at)
+    return list(classes.values())
+
+
+def _count(
+    options: int, taints: tuple[frozenset[str], ...], sizes: tuple[int, ...], start: int, level: int
+) -> int:
+    if level == 0:
+        return options
+    total = 1
+    for starts in _children(taints, sizes, start, level):
+        kinds = _count(options, taints, sizes, starts[0], level - 1)
+        total *= math.comb(kinds + len(starts) - 1, len(starts))
+    return total
+
+
+def _arrangements(
+    options: tuple[GpuOption, ...],
+    taints: tuple[frozenset[str], ...],
+    sizes: tuple[int, ...],
+    start: int,
+    level: int,
+) -> list[tuple[GpuOption, ...]]:
+    """Per-GPU options of the block at `start` of size `sizes[level]`, one per symmetry class."""
+    if level == 0:
+        return [(option,) for option in options]
+    per_class = []
+    for starts in _children(taints, sizes, start, level):
+        inner = _arrangements(options, taints, sizes, starts[0], level - 1)
+        per_class.append(
+            [
+                dict(zip(starts, (inner[i] for i in chosen), strict=True))
+                for chosen in combinations_with_replacement(range(len(inner)), len(starts))
+            ]
+        )
+    found = []
+    for parts in product(*per_class):
+        placed = {at: block for part in parts for at, block in part.items()}
+        found.append(tuple(o for at in sorted(placed) for o in placed[at]))
+    return found

@@ -15,6 +15,7 @@ from compiler.parallel import map_in_order
 from compiler.resolve import ResolvedCluster, ResolvedFleet
 from compiler.solve.cpsat import cp_model
 from compiler.solve.explain import explain
+from compiler.solve.gang_fit import oversized_gangs
 from compiler.solve.model import ClusterModel
 from compiler.solve.plan import (
     ClusterPlan,
@@ -30,6 +31,7 @@ from compiler.solve.runner import (
     timeout_error,
 )
 from compiler.solve.usable import Piece, idle_partitions, pieces, tier_use
+from compiler.solve.witness import placements
 
 DEFAULT_TIME_LIMIT = 20.0
 """Seconds per cluster; generous, since real fleets solve in milliseconds."""
@@ -68,6 +70,8 @@ def solve_cluster(
 def _solve_cluster(
     cluster: ResolvedCluster, deadline: Deadline, previous: ClusterPlan | None
 ) -> ClusterPlan:
+    if oversized := oversized_gangs(cluster):  # no group holds them: nothing else to explain
+        raise CompileError(oversized)
     built = build_checked(cluster)
     for literal in built.enabled.values():
         built.model.add(literal == 1)
@@ -198,6 +202,7 @@ def extract_plan(
         tuple(tiers),
         tuple(sorted(ns for team in cluster.teams for ns in team.spec.namespaces)),
         changed,
+        placements(built, solver, labels),
     )
 
 

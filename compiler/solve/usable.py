@@ -11,6 +11,7 @@ devices that no one who tolerates it can use.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -18,7 +19,7 @@ from compiler.resolve import ResolvedCluster
 from compiler.solve.groups import NodeGroup
 from compiler.solve.model import ClusterModel, tolerated
 from compiler.solve.plan import TierCapacity
-from compiler.solve.shapes import NodeConfig
+from compiler.solve.shapes import NodeConfig, option_devices
 
 
 @dataclass(frozen=True)
@@ -33,16 +34,15 @@ class Piece:
 
 
 def pieces(group: NodeGroup, config: NodeConfig, nodes: int) -> Iterator[Piece]:
-    """The devices `nodes` nodes of a group offer in one configuration, by taints."""
+    """The devices `nodes` nodes of a group offer in one configuration, by taints (a GPU's
+    own taints cover its MIG devices too)."""
     pool = group.pool.pool.name
-    for device, per_node in config.devices.items():
-        count = nodes * per_node
-        if device == "gpu":
-            for taints in group.device_taints:
-                if taints:  # a GPU with its own taint stays whole (NodeGroup.allows_mig)
-                    count -= nodes
-                    yield Piece(pool, device, nodes, group.node_taints | taints)
-        yield Piece(pool, device, count, group.node_taints)
+    found: Counter[tuple[str, frozenset[str]]] = Counter()
+    for option, taints in zip(config.options, group.device_taints, strict=True):
+        for device, count in option_devices(option).items():
+            found[device, group.node_taints | taints] += count * nodes
+    for (device, taints), count in sorted(found.items(), key=lambda f: (f[0][0], sorted(f[0][1]))):
+        yield Piece(pool, device, count, taints)
 
 
 def tier_use(cluster: ResolvedCluster, tier: str, found: list[Piece]) -> TierCapacity:

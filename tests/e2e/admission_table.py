@@ -16,11 +16,14 @@ import yaml
 
 from compiler.model.policy import PriorityLadder
 from compiler.resolve import ResolvedCluster
+from compiler.resolve.gpu_nodes import namespace_node_taints, tainted_node_names
 from compiler.resolve.grants import GrantedTeam
 
 NOT_GRANTED_TAINT = "gpufleet.dev/e2e-never-granted"
 DRA_ONLY = "gpufleet-dra-only"
 """The policy that refuses ways to GPUs around DRA (denials name the policy)."""
+GPU_NODES = "gpufleet-gpu-nodes"
+"""The policy that keeps GPU nodes for pods that claim devices."""
 GPU_RUNTIME_CLASS = "nvidia"
 """The RuntimeClass the NVIDIA GPU operator installs (the harness creates it)."""
 
@@ -160,6 +163,7 @@ def admission_table(
             yield from _pod_rows(team, namespace, ladder, mutating_served)
             yield from _around_dra_rows(team, namespace, cluster, runtime_classes)
             yield from _claim_rows(team, namespace, tree, held, tiers, driver)
+            yield from _gpu_node_rows(team, namespace, cluster, tree, mutating_served)
             others = sorted(ns for ns, owner in owners.items() if owner != team.name)
             if others:
                 yield Row(
@@ -224,6 +228,71 @@ def _around_dra_rows(
             () if allow.gpu_environment else ("gpufleet-gpu-environment", variable),
             dry_run=True,
         )
+
+
+def _gpu_node_rows(
+    team: GrantedTeam,
+    namespace: str,
+    cluster: ResolvedCluster,
+    tree: Path,
+    mutating_served: bool,
+) -> Iterator[Row]:
+    """GPU nodes kept for GPU work: a pod that claims a device of the namespace gets the
+    toleration of its GPU nodes' taint (where the cluster serves MutatingAdmissionPolicy); a
+    pod that claims nothing may neither tolerate the taint nor name a GPU node."""
+    taints = namespace_node_taints(cluster).get(namespace, [])
+    own = templates(tree, namespace)
+    if not taints or not own:
+        return
+    claimed = {
+        "resourceClaims": [
+            {"name": "gpu", "resourceClaimTemplateName": own[0]["metadata"]["name"]}
+        ],
+        "container": {"resources": {"claims": [{"name": "gpu"}]}},
+    }
+    toleration = {"operator": "Equal", **taints[0].model_dump()}
+    expect = {}
+    if mutating_served:
+        defaults = [
+            {
+                "key": f"node.kubernetes.io/{key}",
+                "operator": "Exists",
+                "effect": "NoExecute",
+                "tolerationSeconds": 300,
+            }
+            for key in ("not-ready", "unreachable")
+        ]
+        expect = {
+            "tolerations": [*defaults, *({"operator": "Equal", **t.model_dump()} for t in taints)]
+        }
+    yield Row(
+        team.name,
+        namespace,
+        "a pod that claims a device (given its GPU nodes' toleration)",
+        pod(namespace, "claims-gpu", **claimed),
+        True,
+        dry_run=True,
+        expect=expect,
+    )
+    yield Row(
+        team.name,
+        namespace,
+        f"a pod that claims nothing but tolerates {taints[0]}",
+        pod(namespace, "tolerates-gpu", tolerations=[toleration]),
+        False,
+        (GPU_NODES, "but claims no device"),
+        dry_run=True,
+    )
+    node = tainted_node_names(cluster)[0]
+    yield Row(
+        team.name,
+        namespace,
+        "a pod that claims nothing but names a GPU node",
+        pod(namespace, "names-gpu-node", nodeName=f"{node.prefix}0{node.suffix}"),
+        False,
+        (GPU_NODES, "of a GPU pool in spec.nodeName"),
+        dry_run=True,
+    )
 
 
 def _pod_rows(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +15,10 @@ from compiler.resolve import ResolvedCluster
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "policies"
+RETARGETED_CLUSTER = "prod-east"
+RETARGETED_VERSION = "1.37"
+"""The example cluster the suite also runs on the newest Kubernetes minor, declaring nothing:
+prod-east has device taints, so its tree holds DeviceTaintRules."""
 
 
 def compile_tree(policies: Path, out: Path) -> None:
@@ -25,6 +31,22 @@ def compile_tree(policies: Path, out: Path) -> None:
         cwd=REPO,
     )
     assert done.returncode == 0, done.stderr
+
+
+def retarget(policies: Path, into: Path, cluster: str, version: str) -> Path:
+    """A copy of the policies in which `cluster` runs Kubernetes `version` and declares
+    nothing beyond that release's defaults (its `apiServer` removed)."""
+    shutil.copytree(policies, into)
+    (path,) = [
+        p
+        for p in into.rglob("*.yaml")
+        if re.search(rf"^kind: Cluster\n(.*\n)*?  name: {cluster}\n", p.read_text(), re.M)
+    ]
+    text = re.sub(
+        r'kubernetesVersion: "[0-9.]+"', f'kubernetesVersion: "{version}"', path.read_text()
+    )
+    path.write_text(re.sub(r"  apiServer:.*\n(    .*\n)*", "", text))
+    return into
 
 
 def resolved(policies: Path) -> tuple[dict[str, ResolvedCluster], PriorityLadder]:

@@ -19,6 +19,7 @@ from compiler.emit.kueue_quota import cohort_groups
 from compiler.kueue_versions import KUEUE_RELEASES
 from compiler.pipeline import check_policies
 from compiler.resolve import ResolvedCluster
+from compiler.resolve.gpu_nodes import tier_node_taints
 from compiler.resolve.kueue import HOST_FLAVOR
 from compiler.solve import ClusterPlan
 from tests.e2e import kueue_manager
@@ -159,7 +160,25 @@ def _every_team_at_its_guarantee(
         assert kueue_manager.admitted(workload), (guarantee.key, workload.get("status"))
         charged = kueue_manager.usage(workload)[f"gpufleet.dev/{guarantee.tier}"]
         assert int(charged) == guarantee.count, guarantee.key
+        # the tier's flavor tolerates its GPU nodes' taint, and Kueue gives the started job it
+        wanted = [
+            {"operator": "Equal", **t.model_dump()}
+            for t in tier_node_taints(resolved, guarantee.tier)
+        ]
+        started = _started_template(cluster, guarantee.namespace, name)
+        assert all(t in started.get("tolerations", []) for t in wanted), (guarantee.key, started)
     return borrowers
+
+
+def _started_template(cluster: Cluster, namespace: str, name: str) -> dict[str, Any]:
+    """The pod template of a Job once Kueue has started it (unsuspended, flavor applied)."""
+    deadline = time.monotonic() + 30
+    while True:
+        stored = cluster.get("job", name, "-n", namespace)
+        if stored["spec"].get("suspend") is False or time.monotonic() > deadline:
+            spec: dict[str, Any] = stored["spec"]["template"]["spec"]
+            return spec
+        time.sleep(0.5)
 
 
 def _borrowing_and_limits(

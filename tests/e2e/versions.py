@@ -1,6 +1,7 @@
 """Print what the e2e suite runs, one per line, so that `make e2e` builds it first with
 progress shown, before pytest (which captures output) starts it: the Kubernetes minors of the
-example fleet's clusters, or with `--kueue` every Kueue minor gpufleet supports."""
+example fleet's clusters and the one the suite retargets an example cluster to, or with
+`--kueue` every Kueue minor gpufleet supports."""
 
 from __future__ import annotations
 
@@ -8,13 +9,15 @@ import sys
 
 from compiler.kueue_versions import KUEUE_RELEASES
 from compiler.pipeline import check_policies
-from tests.e2e.policies import EXAMPLE
+from tests.e2e.policies import EXAMPLE, RETARGETED_VERSION
 
 
 def needed() -> list[str]:
-    """The distinct `kubernetesVersion`s of the example fleet, sorted."""
+    """The distinct `kubernetesVersion`s of the example fleet and the retargeted cluster's
+    (tests/e2e/test_kubernetes_137.py), sorted."""
     fleet, _ = check_policies(EXAMPLE)
-    return sorted({c.cluster.spec.kubernetes_version for c in fleet.clusters})
+    versions = {c.cluster.spec.kubernetes_version for c in fleet.clusters}
+    return sorted(versions | {RETARGETED_VERSION})
 
 
 if __name__ == "__main__":

@@ -1,0 +1,130 @@
+"""Which device attributes each release of the NVIDIA DRA driver publishes, and what they group.
+
+A gang's `matchAttribute` keeps its devices on one value of an attribute; the scheduler never
+allocates a claim whose devices lack it. So a tier may match gangs only on an attribute the
+cluster's driver publishes, and a gang must fit in the devices that share one value: one node
+(`productName`...), one NUMA node, one PCIe root, one GPU (its MIG devices share the parent's
+bus id) or one device (`uuid`).
+
+Releases moved from calendar to SemVer names (25.3 -> 0.1, 25.8 -> 0.2, 25.12 -> 0.3, then
+v0.4.x); a cluster declares the release its driver runs as the chart version, e.g. `25.8` for
+v25.8.1, `0.4` for v0.4.1, `0.5` for main. Source for every row: kubernetes-sigs/
+dra-driver-nvidia-gpu (formerly NVIDIA/k8s-dra-driver-gpu), `cmd/gpu-kubelet-plugin/
+deviceinfo.go` and `mig.go` per tag, as summarised in ../shared/reference/nvidia-gpus.md
+("NVIDIA DRA driver"). Rows marked unverified rest on forks of the release, not its tag.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from typing import Final
+
+DRIVER_VERSIONS = ("25.3", "25.8", "25.12", "0.4", "0.5")
+"""Releases of the NVIDIA DRA driver, oldest first (0.5: main, unreleased)."""
+CURRENT_DRIVER: Final = "0.4"
+"""The latest release (v0.4.1): what a cluster that declares no driverVersion runs."""
+STANDARD_DOMAIN = "resource.kubernetes.io"
+
+
+class Scope(enum.Enum):
+    """Which devices share one value of an attribute."""
+
+    NODE = "node"
+    NUMA_NODE = "numaNode"
+    PCIE_ROOT = "pcieRoot"
+    GPU = "gpu"
+    DEVICE = "device"
+
+
+@dataclass(frozen=True)
+class DriverAttribute:
+    """One attribute: its name (unqualified: in the driver's own domain), what shares a value,
+    the device types it is on, and the releases that publish it."""
+
+    name: str
+    scope: Scope
+    types: frozenset[str]
+    since: str
+    until: str | None = None
+    """The last release publishing it; None: still published."""
+    note: str = ""
+
+    def published_by(self, version: str) -> bool:
+        """Whether release `version` publishes the attribute."""
+        index = DRIVER_VERSIONS.index(version)
+        last = len(DRIVER_VERSIONS) - 1 if self.until is None else DRIVER_VERSIONS.index(self.until)
+        return DRIVER_VERSIONS.index(self.since) <= index <= last
+
+    def qualified(self, driver: str) -> str:
+        """The name as a claim's matchAttribute spells it."""
+        return self.name if "/" in self.name else f"{driver}/{self.name}"
+
+    @property
+    def releases(self) -> str:
+        """The releases that publish it: `drivers 25.3 to 25.8`, `driver 0.5 and later`."""
+        if self.until is None:
+            if self.since == DRIVER_VERSIONS[0]:
+                return "every driver release"
+            return f"driver {self.since} and later"
+        if self.since == self.until:
+            return f"driver {self.since} only"
+        return f"drivers {self.since} to {self.until}"
+
+
+BOTH = frozenset({"gpu", "mig"})
+GPU = frozenset({"gpu"})
+MIG = frozenset({"mig"})
+FIRST = DRIVER_VERSIONS[0]
+
+ATTRIBUTES: tuple[DriverAttribute, ...] = (
+    DriverAttribute("type", Scope.NODE, BOTH, FIRST),
+    DriverAttribute("uuid", Scope.DEVICE, BOTH, FIRST),
+    DriverAttribute("productName", Scope.NODE, BOTH, FIRST),
+    DriverAttribute("brand", Scope.NODE, BOTH, FIRST),
+    DriverAttribute("architecture", Scope.NODE, BOTH, FIRST),
+    DriverAttribute("cudaComputeCapability", Scope.NODE, BOTH, FIRST),
+    DriverAttribute("driverVersion", Scope.NODE, BOTH, FIRST),
+    DriverAttribute("cudaDriverVersion", Scope.NODE, BOTH, FIRST),
+    DriverAttribute("profile", Scope.NODE, MIG, FIRST),
+    DriverAttribute("parentUUID", Scope.GPU, MIG, FIRST),
+    DriverAttribute("index", Scope.GPU, GPU, FIRST, "25.3", "gone from 25.8"),
+    DriverAttribute("minor", Scope.GPU, GPU, FIRST, "25.3", "gone from 25.8"),
+    DriverAttribute(
+        "pcieBusID",
+        Scope.GPU,
+        BOTH,
+        FIRST,
+        "25.8",
+        "renamed resource.kubernetes.io/pciBusID in 25.12; on 25.3 unverified",
+    ),
+    DriverAttribute(f"{STANDARD_DOMAIN}/pciBusID", Scope.GPU, BOTH, "25.12"),
+    DriverAttribute(
+        f"{STANDARD_DOMAIN}/pcieRoot", Scope.PCIE_ROOT, BOTH, FIRST, note="on 25.3 unverified"
+    ),
+    DriverAttribute(
+        f"{STANDARD_DOMAIN}/numaNode",
+        Scope.NUMA_NODE,
+        BOTH,
+        "0.5",
+        note='main after v0.4.1, "Align NUMA attribute with KEP-6072"',
+    ),
+)
+
+
+@cache
+def published(driver: str, version: str, device_type: str) -> Mapping[str, DriverAttribute]:
+    """Qualified name -> attribute, for what release `version` of the NVIDIA driver (named
+    `driver`) publishes on devices of `device_type` (`gpu` or `mig`)."""
+    return {
+        a.qualified(driver): a
+        for a in ATTRIBUTES
+        if device_type in a.types and a.published_by(version)
+    }
+
+
+def attribute(driver: str, name: str) -> DriverAttribute | None:
+    """The attribute called `name` (qualified) in any release, if the driver ever had it."""
+    return next((a for a in ATTRIBUTES if a.qualified(driver) == name), None)

@@ -1,0 +1,54 @@
+"""ResourceClaims whose devices several pods share (a team's `sharedClaims`).
+
+Pods of a ResourceClaimTemplate each get a claim of their own, so they never share a device;
+pods that name one ResourceClaim (`resourceClaimName`) all get its devices. Such a claim asks
+for its tier's DeviceClass, tolerates the device taints its team may tolerate and carries the
+tier's sharing configuration, like the tier's templates; it counts against the namespace's
+device quota for as long as it exists, used or not. Its spec is immutable: a claim whose
+policy changes must get a new name (Argo CD cannot update it in place).
+"""
+
+from __future__ import annotations
+
+from compiler.emit.claims import REQUEST, sharing_config
+from compiler.emit.manifest import Manifest, provenance
+from compiler.emit.waves import WAVES
+from compiler.resolve import ResolvedCluster
+from compiler.resolve.claims import cluster_tolerations
+from compiler.resolve.sharing import shared_claims
+
+
+def shared_claim_manifests(cluster: ResolvedCluster) -> list[Manifest]:
+    """A ResourceClaim per shared claim the cluster gets."""
+    row = cluster.target
+    manifests = []
+    for placed in shared_claims(cluster):
+        claim, team = placed.claim, placed.team
+        tier = cluster.tier(claim.tier)
+        tolerations = [
+            t.model_dump(by_alias=True, exclude_none=True)
+            for t in cluster_tolerations(cluster, team.spec.tolerations)
+        ]
+        manifests.append(
+            Manifest(
+                kind="ResourceClaim",
+                name=claim.name,
+                template="resourceclaim.yaml.j2",
+                values={
+                    "api_version": row.dra_api,
+                    "flat": row.flat_requests,
+                    "request": REQUEST,
+                    "device_class": tier.name,
+                    "count": claim.devices,
+                    "tolerations": tolerations,
+                    "config": sharing_config(tier, REQUEST, cluster.cluster.spec.driver),
+                },
+                cluster=cluster.name,
+                namespace=placed.namespace,
+                labels={"gpufleet.dev/team": team.name, "gpufleet.dev/tier": tier.name},
+                annotations=provenance(
+                    team.source.origin, f"sharedClaims[{claim.name}]", WAVES["ResourceClaim"]
+                ),
+            )
+        )
+    return manifests
