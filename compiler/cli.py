@@ -68,6 +68,26 @@ def _seconds(text: str) -> float:
     return value
 
 
+def _command(
+    commands: argparse._SubParsersAction[_Parser], name: str, summary: str
+) -> argparse.ArgumentParser:
+    """A subcommand with the options every policy command has: --policies and --format."""
+    sub = commands.add_parser(name, help=summary, description=summary)
+    sub.add_argument(
+        "--policies",
+        type=Path,
+        default=Path("policies"),
+        help="policy directory (default: policies)",
+    )
+    sub.add_argument(
+        "--format",
+        choices=FORMATS,
+        default=None,
+        help="diagnostic format (default: github under GitHub Actions, else text)",
+    )
+    return sub
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="gpufleet", description=__doc__.split("\n")[0] if __doc__ else None)
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
@@ -79,19 +99,7 @@ def _parser() -> argparse.ArgumentParser:
         ("render", "print one cluster's objects as a YAML stream (for Argo CD plugins)"),
         ("explain", "print the capacity of each tier, pool by pool (or why it does not fit)"),
     ):
-        sub = commands.add_parser(name, help=summary, description=summary)
-        sub.add_argument(
-            "--policies",
-            type=Path,
-            default=Path("policies"),
-            help="policy directory (default: policies)",
-        )
-        sub.add_argument(
-            "--format",
-            choices=FORMATS,
-            default=None,
-            help="diagnostic format (default: github under GitHub Actions, else text)",
-        )
+        sub = _command(commands, name, summary)
         sub.add_argument(
             "--solver-time-limit",
             type=_seconds,
@@ -128,16 +136,7 @@ def _parser() -> argparse.ArgumentParser:
         ("migrate", "move what team files grant themselves into platform grants (grants/)"),
         ("codeowners", "write the CODEOWNERS block that routes each policy file to its owners"),
     ):
-        sub = commands.add_parser(name, help=summary, description=summary)
-        sub.add_argument(
-            "--policies",
-            type=Path,
-            default=Path("policies"),
-            help="policy directory (default: policies)",
-        )
-        sub.add_argument(
-            "--format", choices=FORMATS, default=None, help="diagnostic format (default: text)"
-        )
+        sub = _command(commands, name, summary)
         sub.add_argument(
             "--check",
             action="store_true",

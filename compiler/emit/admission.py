@@ -25,7 +25,7 @@ from compiler.emit.admission_claims import (
 )
 from compiler.emit.admission_cost import policy_cost
 from compiler.emit.admission_nodes import gpu_node_tolerations
-from compiler.emit.admission_rules import Entitlements, PolicyRule
+from compiler.emit.admission_rules import POD_RULE, Entitlements, PolicyRule
 from compiler.emit.admission_workloads import (
     dra_only,
     gpu_environment,
@@ -268,6 +268,31 @@ def policy_binding(
             SYNC_WAVE: str(WAVES[kind]),
         },
     )
+
+
+def mutating_policy(
+    cluster: ResolvedCluster,
+    name: str,
+    values: Mapping[str, object],
+    sources: str,
+    binding_sources: str,
+) -> list[Manifest]:
+    """A MutatingAdmissionPolicy on pods (`values`: match_conditions, variables, mutations,
+    patch_type) at the version the cluster serves, and its binding to gpufleet's namespaces."""
+    api = cluster.target.mutating_policy_api
+    policy = Manifest(
+        kind="MutatingAdmissionPolicy",
+        name=name,
+        template="mutatingadmissionpolicy.yaml.j2",
+        values={"api_version": api, "rules": [POD_RULE], **values},
+        cluster=cluster.name,
+        annotations={
+            SOURCE_ANNOTATION: sources,
+            SYNC_WAVE: str(WAVES["MutatingAdmissionPolicy"]),
+        },
+    )
+    kind = "MutatingAdmissionPolicyBinding"
+    return [policy, policy_binding(cluster.name, name, binding_sources, kind, api)]
 
 
 def priority_quotas(cluster: ResolvedCluster, ladder: PriorityLadder | None) -> list[Manifest]:

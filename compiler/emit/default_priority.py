@@ -14,10 +14,8 @@ such pods run at priority 0 (resolve warns, GF603). docs/default-priority.md has
 from __future__ import annotations
 
 from compiler.cel.literal import cel_literal
-from compiler.emit.admission import policy_binding
-from compiler.emit.admission_rules import POD_RULE
-from compiler.emit.manifest import SOURCE_ANNOTATION, SYNC_WAVE, Manifest
-from compiler.emit.waves import WAVES
+from compiler.emit.admission import mutating_policy
+from compiler.emit.manifest import Manifest
 from compiler.model.policy import PriorityLadder
 from compiler.resolve import ResolvedCluster
 from compiler.resolve.ladder import team_default
@@ -60,33 +58,14 @@ def default_priority(cluster: ResolvedCluster, ladder: PriorityLadder | None) ->
             'request.namespace in variables.classes ? variables.classes[request.namespace] : ""',
         ),
     ]
-    api = cluster.target.mutating_policy_api
     origins = sorted({team.source.origin for team in cluster.teams})
     sources = ", ".join(
         [f"{ladder.source.origin}#levels", *(f"{o}#defaultPriority" for o in origins)]
     )
-    policy = Manifest(
-        kind="MutatingAdmissionPolicy",
-        name=POLICY_NAME,
-        template="mutatingadmissionpolicy.yaml.j2",
-        values={
-            "api_version": api,
-            "rules": [POD_RULE],
-            "match_conditions": [("names-no-class", _NAMES_NO_CLASS)],
-            "variables": variables,
-            "mutations": [_MUTATION],
-        },
-        cluster=cluster.name,
-        annotations={
-            SOURCE_ANNOTATION: sources,
-            SYNC_WAVE: str(WAVES["MutatingAdmissionPolicy"]),
-        },
-    )
-    binding = policy_binding(
-        cluster.name,
-        POLICY_NAME,
-        ", ".join(f"{o}#namespaces" for o in origins),
-        "MutatingAdmissionPolicyBinding",
-        api,
-    )
-    return [policy, binding]
+    values = {
+        "match_conditions": [("names-no-class", _NAMES_NO_CLASS)],
+        "variables": variables,
+        "mutations": [_MUTATION],
+    }
+    namespaces = ", ".join(f"{o}#namespaces" for o in origins)
+    return mutating_policy(cluster, POLICY_NAME, values, sources, namespaces)

@@ -15,11 +15,9 @@ pods that claim devices carry the toleration themselves.
 from __future__ import annotations
 
 from compiler.cel.literal import cel_literal
-from compiler.emit.admission import policy_binding
+from compiler.emit.admission import mutating_policy
 from compiler.emit.admission_nodes import TOLERATES, claims_devices
-from compiler.emit.admission_rules import POD_RULE
-from compiler.emit.manifest import SOURCE_ANNOTATION, SYNC_WAVE, Manifest
-from compiler.emit.waves import WAVES
+from compiler.emit.manifest import Manifest
 from compiler.resolve import ResolvedCluster
 from compiler.resolve.gpu_nodes import dra_extended_resources, namespace_node_taints
 from compiler.versions import Feature
@@ -59,36 +57,15 @@ def gpu_node_toleration(cluster: ResolvedCluster) -> list[Manifest]:
         namespace: [{"key": t.key, "value": t.value, "effect": t.effect} for t in taints]
         for namespace, taints in allowed.items()
     }
-    api = cluster.target.mutating_policy_api
     origins = sorted({team.grant.source.origin for team in cluster.teams})
     sources = ", ".join(
         [f"{cluster.cluster.source.origin}#spec.nodePools", *(f"{o}#quotas" for o in origins)]
     )
-    policy = Manifest(
-        kind="MutatingAdmissionPolicy",
-        name=POLICY_NAME,
-        template="mutatingadmissionpolicy.yaml.j2",
-        values={
-            "api_version": api,
-            "rules": [POD_RULE],
-            "match_conditions": [
-                ("claims-devices", claims_devices(dra_extended_resources(cluster)))
-            ],
-            "variables": [("tolerations", cel_literal(tolerations)), ("needed", _NEEDED)],
-            "patch_type": "JSONPatch",
-            "mutations": [_MUTATION],
-        },
-        cluster=cluster.name,
-        annotations={
-            SOURCE_ANNOTATION: sources,
-            SYNC_WAVE: str(WAVES["MutatingAdmissionPolicy"]),
-        },
-    )
-    binding = policy_binding(
-        cluster.name,
-        POLICY_NAME,
-        ", ".join(f"{o}#namespaces" for o in origins),
-        "MutatingAdmissionPolicyBinding",
-        api,
-    )
-    return [policy, binding]
+    values = {
+        "match_conditions": [("claims-devices", claims_devices(dra_extended_resources(cluster)))],
+        "variables": [("tolerations", cel_literal(tolerations)), ("needed", _NEEDED)],
+        "patch_type": "JSONPatch",
+        "mutations": [_MUTATION],
+    }
+    namespaces = ", ".join(f"{o}#namespaces" for o in origins)
+    return mutating_policy(cluster, POLICY_NAME, values, sources, namespaces)
