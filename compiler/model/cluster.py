@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Literal, get_args
 
 from pydantic import Field
@@ -23,6 +24,10 @@ KUBERNETES_VERSIONS: tuple[str, ...] = get_args(KubernetesVersion)
 DEFAULT_DRIVER = "gpu.nvidia.com"
 DriverVersion = Literal["25.3", "25.8", "25.12", "0.4", "0.5"]
 """Releases of the NVIDIA DRA driver (compiler.catalog.driver.DRIVER_VERSIONS)."""
+
+
+_PLACEHOLDER = re.compile(r"\{([a-z]*)\}")
+"""A `nodeNames` placeholder: `{cluster}`, `{pool}` or `{index}`."""
 
 
 class NodeTaint(Strict):
@@ -77,6 +82,13 @@ class NodePool(Strict):
     topology: Topology | None = None
     """How the nodes' GPUs group by NUMA node and PCIe root, where the catalog's board for the
     GPU model and gpusPerNode does not say it (or says it wrongly for these nodes)."""
+
+    def node_name(self, cluster: str, index: int) -> str:
+        """The name of node `index`: `nodeNames` with its placeholders filled in. Braces that
+        are not a placeholder stay as they are (never str.format on user text), so a broken
+        format yields an invalid name that resolve reports, not a crash."""
+        values = {"cluster": cluster, "pool": self.name, "index": str(index)}
+        return _PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), self.node_names)
 
 
 class Kubelet(Strict):

@@ -193,7 +193,7 @@ class ResolvedCluster:
 
     def node_name(self, pool: ResolvedPool, index: int) -> str:
         """The Kubernetes node name (and DRA pool name) of node `index` of `pool`."""
-        return pool.pool.node_names.format(cluster=self.name, pool=pool.pool.name, index=index)
+        return pool.pool.node_name(self.name, index)
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ def node_name_problem(cluster: str, pool: NodePool) -> str | None:
     if pool.nodes > 1 and "{index}" not in pool.node_names:
         return "the format needs {index} so that every node gets its own name"
     for index in {0, pool.nodes - 1}:
-        name = pool.node_names.format(cluster=cluster, pool=pool.name, index=index)
+        name = pool.node_name(cluster, index)
         if len(name) > 253 or not _NODE_NAME.match(name):
             return f"{name!r} is not a valid node name (DNS-1123 subdomain)"
     return None
