@@ -156,7 +156,24 @@ def _report(diagnostics: Sequence[Diagnostic], fmt: str) -> None:
         sys.stderr.write(formatter(diagnostic) + "\n")
 
 
+def _check_output_outside_policies(args: argparse.Namespace) -> None:
+    """GF113 when `compile` would write into the policy directory (--out is it or inside
+    it): the next compile would read its own output as policy, and pruning out/ could remove
+    policy files. Commands that only read out/ are left alone."""
+    if args.command != "compile" or args.check:
+        return
+    out, policies = args.out, args.policies
+    if out.resolve().is_relative_to(policies.resolve()):
+        raise fail(
+            "GF113",
+            f"--out {out} is inside --policies {policies}",
+            None,
+            "write the output next to the policies, e.g. --out out beside policies/",
+        )
+
+
 def _run(args: argparse.Namespace, fmt: str) -> int:
+    _check_output_outside_policies(args)
     if args.command in REVIEW_COMMANDS:
         return REVIEW_COMMANDS[args.command](args, lambda d: _report(d, fmt))
     if args.command == "schema":

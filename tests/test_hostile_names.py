@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -29,3 +30,13 @@ def test_a_node_name_format_with_stray_braces_is_gf216(
     )
     code, _, err = run_cli("check", "--policies", root)
     assert code == 1 and "GF216" in err and "GF001" not in err, err
+
+
+@pytest.mark.parametrize("inside", [".", "out", "teams/out"])
+def test_out_inside_the_policies_is_a_usage_error(
+    policy_copy: Path, run_cli: Run, inside: str
+) -> None:
+    before = sorted(p.relative_to(policy_copy) for p in policy_copy.rglob("*"))
+    code, _, err = run_cli("compile", "--policies", policy_copy, "--out", policy_copy / inside)
+    assert code == 2 and "GF113" in err and "inside --policies" in err, err
+    assert sorted(p.relative_to(policy_copy) for p in policy_copy.rglob("*")) == before
