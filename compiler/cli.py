@@ -160,13 +160,24 @@ def _check_output_outside_policies(args: argparse.Namespace) -> None:
     """GF113 when `compile` would write into the policy directory (--out is it or inside
     it): the next compile would read its own output as policy, and pruning out/ could remove
     policy files. Commands that only read out/ are left alone."""
+    out = getattr(args, "out", None)
+    if out is None:
+        return
+    try:
+        real = out.resolve()
+    except (RuntimeError, OSError):  # a symlink loop, or a path the system cannot follow
+        raise fail(
+            "GF121",
+            f"--out {out} is a symlink that leads nowhere (a loop)",
+            Span(str(out)),
+            "pass the real directory with --out, or remove the links",
+        ) from None
     if args.command != "compile" or args.check:
         return
-    out, policies = args.out, args.policies
-    if out.resolve().is_relative_to(policies.resolve()):
+    if real.is_relative_to(args.policies.resolve()):
         raise fail(
             "GF113",
-            f"--out {out} is inside --policies {policies}",
+            f"--out {out} is inside --policies {args.policies}",
             None,
             "write the output next to the policies, e.g. --out out beside policies/",
         )

@@ -40,3 +40,26 @@ def test_out_inside_the_policies_is_a_usage_error(
     code, _, err = run_cli("compile", "--policies", policy_copy, "--out", policy_copy / inside)
     assert code == 2 and "GF113" in err and "inside --policies" in err, err
     assert sorted(p.relative_to(policy_copy) for p in policy_copy.rglob("*")) == before
+
+
+def test_a_toleration_value_that_is_no_label_value_is_refused_at_load(
+    policy_copy: Path, run_cli: Run
+) -> None:
+    grant = policy_copy / "grants" / "ml-research.yaml"
+    grant.write_text(
+        grant.read_text().replace("operator: Exists,", 'operator: Equal, value: "prüfung",')
+    )
+    out = ("--out", policy_copy.parent / "o")
+    for command in (("check",), ("compile", *out)):
+        code, _, err = run_cli(*command, "--policies", policy_copy)
+        assert code == 2 and "GF107" in err and "tolerations" in err, err
+
+
+def test_an_out_that_is_a_symlink_loop_is_gf121(
+    policy_copy: Path, run_cli: Run, tmp_path: Path
+) -> None:
+    (tmp_path / "loop-a").symlink_to(tmp_path / "loop-b")
+    (tmp_path / "loop-b").symlink_to(tmp_path / "loop-a")
+    for command in ("compile", "diff"):
+        code, _, err = run_cli(command, "--policies", policy_copy, "--out", tmp_path / "loop-a")
+        assert code == 2 and "GF121" in err and "GF001" not in err, err

@@ -10,7 +10,15 @@ from pydantic.alias_generators import to_camel
 from compiler.load.document import SourceDocument
 from compiler.model.types import Name, Quantity
 
-__all__ = ["API_VERSION", "Metadata", "Name", "PolicyObject", "Quantity", "Strict"]
+__all__ = [
+    "API_VERSION",
+    "LabelValue",
+    "Metadata",
+    "Name",
+    "PolicyObject",
+    "Quantity",
+    "Strict",
+]
 
 API_VERSION = "gpufleet.dev/v1alpha1"
 
@@ -74,3 +82,8 @@ QualifiedName = Annotated[
     ),
 ]
 """A Kubernetes qualified name: an optional DNS-subdomain prefix, `/`, and a name."""
+
+LabelValue = Annotated[
+    str, Field(max_length=63, pattern=r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$")
+]
+"""A Kubernetes label (and taint) value: empty, or ASCII letters, digits, `-_.` inside."""

@@ -10,6 +10,7 @@ from pydantic import Field
 from compiler.catalog.driver import CURRENT_DRIVER
 from compiler.model.base import (
     DnsSubdomainish,
+    LabelValue,
     Name,
     PolicyObject,
     QualifiedName,
@@ -35,7 +36,7 @@ class NodeTaint(Strict):
     tolerate it run there."""
 
     key: QualifiedName
-    value: Annotated[str, Field(pattern=r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")] = ""
+    value: LabelValue = ""
     effect: Literal["NoSchedule", "NoExecute"] = "NoSchedule"
 
     def __str__(self) -> str:

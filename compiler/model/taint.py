@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from compiler.model.base import Name, PolicyObject, QualifiedName, Strict
+from compiler.model.base import LabelValue, Name, PolicyObject, QualifiedName, Strict
 from compiler.model.tier import Selector
 
 
@@ -20,9 +20,7 @@ class DeviceTaintSpec(Strict):
     device: Annotated[int, Field(ge=0, le=63)] | None = None
     select: Selector | None = None
     key: QualifiedName
-    value: Annotated[
-        str, Field(max_length=63, pattern=r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$")
-    ] = ""
+    value: LabelValue = ""
     effect: Literal["NoSchedule", "NoExecute", "None"] = "NoSchedule"
 
     @model_validator(mode="after")

@@ -14,7 +14,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
-from compiler.model.base import Name, PolicyObject, QualifiedName, Strict
+from compiler.model.base import LabelValue, Name, PolicyObject, QualifiedName, Strict
 
 DeviceCount = Annotated[int, Field(ge=0, le=10_000_000)]
 MemoryQoS = Literal["guaranteed", "burstable"]
@@ -25,7 +25,7 @@ class Toleration(Strict):
 
     key: QualifiedName
     operator: Literal["Exists", "Equal"] = "Exists"
-    value: Annotated[str, Field(max_length=63)] | None = None
+    value: LabelValue | None = None
     effect: Literal["NoSchedule", "NoExecute"] | None = None
 
     @model_validator(mode="after")
