@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -63,3 +64,14 @@ def test_an_out_that_is_a_symlink_loop_is_gf121(
     for command in ("compile", "diff"):
         code, _, err = run_cli(command, "--policies", policy_copy, "--out", tmp_path / "loop-a")
         assert code == 2 and "GF121" in err and "GF001" not in err, err
+
+
+def test_a_dangling_link_or_a_pipe_among_the_policies_is_gf109_not_skipped(
+    policy_copy: Path, run_cli: Run
+) -> None:
+    (policy_copy / "teams" / "gone.yaml").symlink_to(policy_copy / "teams" / "nowhere.yaml")
+    os.mkfifo(policy_copy / "teams" / "pipe.yaml")  # reading it would block forever
+    code, _, err = run_cli("check", "--policies", policy_copy)
+    assert code == 2 and err.count("GF109") == 2, err
+    assert "gone.yaml is not a regular file (a link to nothing)" in err
+    assert "pipe.yaml is not a regular file (a pipe, socket or device)" in err

@@ -6,6 +6,7 @@ import json
 from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
+from stat import S_ISREG
 
 from compiler.diagnostics.codes import CODES
 from compiler.diagnostics.diagnostic import Diagnostic, Span
@@ -28,10 +29,14 @@ def _source_lines(file: str) -> tuple[str, ...]:
         stat = path.stat()
     except OSError:
         return ()
+    if not S_ISREG(stat.st_mode):  # a pipe would block the read forever
+        return ()
     return _cached_lines(path, (stat.st_mtime_ns, stat.st_size))
 
 
 def _excerpt(span: Span) -> list[str]:
+    if span.line <= 0:
+        return []
     lines = _source_lines(span.file)
     if not 0 < span.line <= len(lines):
         return []

@@ -51,6 +51,19 @@ def load_policies(root: FsPath) -> list[SourceDocument]:
     if not root.is_dir():
         raise fail("GF110", f"policy directory {root} does not exist", Span(str(root)))
     files = policy_files(root)
+    unreadable = [
+        Diagnostic(
+            "GF109",
+            f"{display_path(path.parent)}/{path.name} is not a regular file "
+            f"({'a link to nothing' if path.is_symlink() else 'a pipe, socket or device'})",
+            Span(f"{display_path(path.parent)}/{path.name}"),
+            ("a policy file is a regular file (or a link to one inside the policy directory)",),
+        )
+        for path in root.rglob("*")
+        if path.suffix in (".yaml", ".yml") and not path.is_file() and not path.is_dir()
+    ]
+    if unreadable:
+        raise CompileError(sorted(unreadable, key=lambda d: d.sort_key()))
     if not files:
         raise fail("GF110", f"no *.yaml files below {root}", Span(display_path(root)))
     from compiler.load import prefetch  # here, not above: prefetch imports this module
