@@ -12,58 +12,35 @@ cost more than the bound, charged as cel-go charges (tests/cel_runtime_cost.py, 
 
 from __future__ import annotations
 
-import dataclasses
-import math
 import shutil
 from functools import cache
 from pathlib import Path
-from typing import Any
 
 import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from compiler.cel import compile_expression
 from compiler.cel import kubernetes_shapes as k8s
-from compiler.cel.ast import Call, Node, parse_checked, selected_fields
 from compiler.cel.cost import PER_CALL_LIMIT, RUNTIME_BUDGET
 from compiler.cel.shapes import Shape
 from compiler.emit import admission
-from compiler.emit.admission_cost import ADMISSION_VARIABLES, PolicyCost, policy_cost
+from compiler.emit.admission_cost import PolicyCost, policy_cost
 from compiler.emit.admission_rules import PolicyRule
 from compiler.emit.claims import claim_templates
 from compiler.pipeline import Compiled, compile_policies
-from tests import cel_runtime_cost
 from tests.admission_harness import Request
 from tests.admission_requests import claim, container, debug, exactly, first_available, pod
+from tests.cel_runtime_cost import evaluate
 from tests.conftest import EXAMPLE
+from tests.cost_soundness import CAP_ITEMS, parse, request_values, shrunken_bound
+from tests.cost_soundness import check_sound as sound
 
 DRA_ONLY, ENVIRONMENT, UNOWNED = (
     "gpufleet-dra-only",
     "gpufleet-gpu-environment",
     "gpufleet-unowned-claims",
 )
-
-
-class Evaluator(cel_runtime_cost.Evaluator):
-    """The reference evaluator, with `startsWith` charged as cel-go charges it: a tenth of
-    the receiver's length (interpreter/runtimecost.go, StartsWithString)."""
-
-    def _call(self, node: Call, env: dict[str, Any]) -> Any:
-        if node.function != "startsWith" or node.target is None:
-            return super()._call(node, env)
-        text, prefix = self.run(node.target, env), self.run(node.args[0], env)
-        for value in (text, prefix):
-            if isinstance(value, cel_runtime_cost.Err):
-                return value
-        self.cost += math.ceil(len(text) * 0.1)
-        return text.startswith(prefix)
-
-
-def evaluate(node: Node, values: dict[str, Any]) -> tuple[Any, int]:
-    evaluator = Evaluator()
-    return evaluator.run(node, values), evaluator.cost
 
 
 @pytest.fixture(scope="module")
@@ -141,14 +118,7 @@ def _long_name(index: int, domain: str = "example.com") -> str:
 
 def _charged(rule: PolicyRule, request: Request) -> dict[str, int]:
     """What each of the rule's expressions costs on `request` (variables once each)."""
-    values: dict[str, Any] = {
-        "object": request.object,
-        "oldObject": request.old_object,
-        "request": request.as_cel(),
-        "params": None,
-        "namespaceObject": {"metadata": {"name": request.namespace, "labels": {}}},
-        "variables": {},
-    }
+    values = request_values(request)
     spent = {}
     for name, source in rule.variables:
         value, spent[f"variables.{name}"] = evaluate(parse(source), values)
@@ -158,11 +128,6 @@ def _charged(rule: PolicyRule, request: Request) -> dict[str, int]:
             parse(validation.expression), values
         )
     return spent
-
-
-@cache
-def parse(source: str) -> Node:
-    return parse_checked(source, ADMISSION_VARIABLES)
 
 
 def test_a_pod_at_every_assumed_maximum_costs_about_the_bound() -> None:
@@ -193,99 +158,17 @@ def test_a_pod_at_every_assumed_maximum_costs_about_the_bound() -> None:
 
 # ---- soundness: evaluations of generated pods and claims never cost more than the bound ----
 
-CAP_ITEMS, CAP_CHARS = 3, 32
-
-
-def shrink(shape: Shape) -> Shape:
-    """The same shape with every list at most CAP_ITEMS long, every string CAP_CHARS."""
-    cap = CAP_ITEMS if shape.kind == "list" else CAP_CHARS
-    return dataclasses.replace(
-        shape,
-        size=None if shape.size is None else min(shape.size, cap),
-        item=shrink(shape.item) if shape.item else None,
-        key=shrink(shape.key) if shape.key else None,
-        fields=tuple((n, shrink(s)) for n, s in shape.fields),
-    )
-
 
 @cache
 def shrunken_cost(root: Path, name: str) -> tuple[PolicyRule, PolicyCost]:
     rule = rules(compiled(root), "prod-east")[name]
-    small = shrink(rule.object_shape)
-    bounds = {
-        "object": small,
-        "oldObject": small,
-        "request": shrink(k8s.REQUEST),
-        "namespaceObject": shrink(k8s.NAMESPACE),
-    }
-    return rule, policy_cost(rule, bounds)
+    return rule, shrunken_bound(rule)
 
 
 def check_sound(root: Path, name: str, request: Request) -> None:
-    """Every expression's cost on `request` (with the variables it reaches) is within the
-    bound, its value is cel-cpp's, and only a message of an allowed request fails."""
+    """The rule's cost on `request` is within its bound (tests/cost_soundness.py)."""
     rule, bound = shrunken_cost(root, name)
-    values: dict[str, Any] = {
-        "object": request.object,
-        "oldObject": request.old_object,
-        "request": request.as_cel(),
-        "params": None,
-        "namespaceObject": {"metadata": {"name": request.namespace, "labels": {}}},
-        "variables": {},
-    }
-    for _, condition in rule.match_conditions:
-        matched, cost = evaluate(parse(condition), values)
-        assert cost <= bound.match_conditions
-        if matched is not True:
-            return
-    expressions = [(f"variables.{n}", s, "any") for n, s in rule.variables]
-    for i, v in enumerate(rule.validations):
-        expressions.append((f"validations[{i}].expression", v.expression, "bool"))
-        expressions.append((f"validations[{i}].messageExpression", v.message_expression, "any"))
-    spent: dict[str, int] = {}
-    allowed = True
-    for label, source, result in expressions:
-        value, spent[label] = evaluate(parse(source), values)
-        if isinstance(value, cel_runtime_cost.Err):
-            assert label.endswith("messageExpression") and allowed, (label, value)
-        else:
-            expected = compile_expression(source, ADMISSION_VARIABLES, result).evaluate(values)
-            assert _unordered(expected) == _unordered(value), label
-        if label.endswith("].expression"):
-            allowed = value is True
-        if label.startswith("variables."):
-            values["variables"][label.removeprefix("variables.")] = value
-    for label, source, _ in expressions:
-        reached = _reached(rule, source)
-        assert spent[label] + sum(spent[r] for r in reached) <= bound.calls[label], label
-    assert sum(spent.values()) <= bound.total
-
-
-def _unordered(value: Any) -> Any:
-    """A value with the order of its lists of names and of a message's words left out: map
-    keys come in an order CEL does not define (cel-cpp's is not Python's; cel-go's varies)."""
-    if isinstance(value, str):
-        return sorted(value.replace(",", " ").split())
-    if isinstance(value, list) and all(isinstance(v, str) for v in value):
-        return sorted(value)
-    if isinstance(value, list):
-        return [_unordered(v) for v in value]
-    return value
-
-
-def _reached(rule: PolicyRule, source: str) -> set[str]:
-    """The variables `source` reads, directly or through other variables."""
-    sources = {f"variables.{n}": s for n, s in rule.variables}
-    pending = [f"variables.{f}" for f in selected_fields(parse(source), "variables")]
-    reached: set[str] = set()
-    while pending:
-        current = pending.pop()
-        if current not in reached:
-            reached.add(current)
-            pending += [
-                f"variables.{f}" for f in selected_fields(parse(sources[current]), "variables")
-            ]
-    return reached
+    sound(rule, bound, request)
 
 
 NAMESPACES = st.sampled_from(["ml-research", "gpu-ops", "data-science", "scratch"])

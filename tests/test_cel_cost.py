@@ -9,7 +9,6 @@ expression of every emitted policy must cost no more than the bound says.
 from __future__ import annotations
 
 import pickle
-from dataclasses import replace
 from functools import cache
 from typing import Any
 
@@ -27,7 +26,6 @@ from compiler.cel.ast import (
     MapLit,
     Select,
     parse_checked,
-    selected_fields,
 )
 from compiler.cel.cost import (
     MATCH_CONDITIONS_BUDGET,
@@ -38,7 +36,7 @@ from compiler.cel.cost import (
     bound_literal,
 )
 from compiler.cel.literal import CelLiteral, cel_literal
-from compiler.cel.shapes import Shape, list_of, record, string
+from compiler.cel.shapes import list_of, record, string
 from compiler.diagnostics import CompileError
 from compiler.emit import admission
 from compiler.emit.admission_cost import ADMISSION_VARIABLES, PolicyCost, policy_cost
@@ -47,8 +45,10 @@ from compiler.emit.claims import claim_templates
 from compiler.pipeline import Compiled, compile_policies
 from tests.admission_harness import Request
 from tests.admission_requests import claim, container, pod, workload
-from tests.cel_runtime_cost import Err, evaluate
+from tests.cel_runtime_cost import evaluate
 from tests.conftest import EXAMPLE
+from tests.cost_soundness import CAP_ITEMS, shrunken_bound
+from tests.cost_soundness import check_sound as sound
 
 ITEMS = record(items=list_of(32, record(name=string(253), subs=list_of(8, string(63)))))
 
@@ -206,22 +206,6 @@ def test_a_policy_over_the_limits_stops_the_compile(monkeypatch: pytest.MonkeyPa
 
 # ---- soundness: evaluations of generated objects never cost more than the bound ----
 
-CAP_ITEMS, CAP_CHARS = 3, 32
-
-
-def shrink(shape: Shape) -> Shape:
-    """The same shape with every list at most CAP_ITEMS long, every string CAP_CHARS."""
-    cap = CAP_ITEMS if shape.kind == "list" else CAP_CHARS
-    size = None if shape.size is None else min(shape.size, cap)
-    return replace(
-        shape,
-        size=size,
-        item=shrink(shape.item) if shape.item else None,
-        key=shrink(shape.key) if shape.key else None,
-        fields=tuple((n, shrink(s)) for n, s in shape.fields),
-    )
-
-
 NAMES = st.sampled_from(["training", "general", "inference", "gpu.nvidia.com", "batch"])
 TOLERATION = st.fixed_dictionaries(
     {},
@@ -277,72 +261,14 @@ PODS = st.builds(
 WORKLOADS = st.builds(workload, NAMESPACES, NAMES, st.sampled_from(["v1beta1", "v1beta2"]))
 
 
-@cache
-def shrunken_cost(cluster: str, name: str) -> PolicyCost:
-    """The rule's bound for objects within the shrunken shapes."""
-    rule = rules(cluster)[name]
-    return policy_cost(
-        rule,
-        {
-            "object": shrink(rule.object_shape),
-            "oldObject": shrink(rule.object_shape),
-            "request": shrink(k8s.REQUEST),
-            "namespaceObject": shrink(k8s.NAMESPACE),
-        },
-    )
-
-
 def check_sound(rule: PolicyRule, request: Request) -> None:
-    """Evaluate every expression of `rule` on `request` with both engines and compare."""
-    bound = shrunken_cost("prod-east", rule.name)
-    values: dict[str, Any] = {
-        "object": request.object,
-        "oldObject": request.old_object,
-        "request": request.as_cel(),
-        "params": None,
-        "namespaceObject": {"metadata": {"name": request.namespace, "labels": {}}},
-        "variables": {},
-    }
-    spent: dict[str, int] = {}
-    allowed = True
-    expressions = [(f"variables.{n}", s, "any") for n, s in rule.variables]
-    for i, v in enumerate(rule.validations):
-        expressions.append((f"validations[{i}].expression", v.expression, "bool"))
-        expressions.append((f"validations[{i}].messageExpression", v.message_expression, "any"))
-    for label, source, result in expressions:
-        value, spent[label] = evaluate(parse_checked(source, ADMISSION_VARIABLES), values)
-        if isinstance(value, Err):  # only a message of an allowed request may fail
-            assert label.endswith("messageExpression") and allowed, (label, value)
-        else:
-            assert compile_expression(source, ADMISSION_VARIABLES, result).evaluate(values) == value
-        if label.endswith("].expression"):
-            allowed = value is True
-        if label.startswith("variables."):
-            values["variables"][label.removeprefix("variables.")] = value
-    for label, source, _ in expressions:
-        reached = _reached(rule, source)
-        assert spent[label] + sum(spent[r] for r in reached) <= bound.calls[label], label
-    assert sum(spent.values()) <= bound.total
+    """The rule's cost on `request` is within its bound (tests/cost_soundness.py)."""
+    sound(rule, shrunken_cost(rule.name), request)
 
 
-def _reached(rule: PolicyRule, source: str) -> set[str]:
-    sources = {f"variables.{n}": s for n, s in rule.variables}
-    pending = [
-        f"variables.{f}"
-        for f in selected_fields(parse_checked(source, ADMISSION_VARIABLES), "variables")
-    ]
-    seen: set[str] = set()
-    while pending:
-        label = pending.pop()
-        if label not in seen:
-            seen.add(label)
-            pending += [
-                f"variables.{f}"
-                for f in selected_fields(
-                    parse_checked(sources[label], ADMISSION_VARIABLES), "variables"
-                )
-            ]
-    return seen
+@cache
+def shrunken_cost(name: str) -> PolicyCost:
+    return shrunken_bound(rules("prod-east")[name])
 
 
 SOUNDNESS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

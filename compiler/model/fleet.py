@@ -17,6 +17,14 @@ def _inside_repository(path: str) -> str:
     return posixpath.normpath(path)
 
 
+RepositoryPath = Annotated[
+    str,
+    Field(pattern=r"^[A-Za-z0-9._/-]+$", max_length=255),
+    AfterValidator(_inside_repository),
+]
+"""A path relative to the repository root, normalised, never leaving it."""
+
+
 class GitOps(Strict):
     """Where Argo CD finds the compiled output.
 
@@ -28,11 +36,7 @@ class GitOps(Strict):
         str, Field(min_length=1, max_length=2048, pattern=r"^[^\s{}]+$", alias="repoURL")
     ]
     revision: Annotated[str, Field(pattern=r"^[A-Za-z0-9._/@+-]+$", max_length=255)] = "HEAD"
-    path: Annotated[
-        str,
-        Field(pattern=r"^[A-Za-z0-9._/-]+$", max_length=255),
-        AfterValidator(_inside_repository),
-    ] = "out"
+    path: RepositoryPath = "out"
     argocd_namespace: Name = "argocd"
     project: Name = "gpufleet"
 
@@ -68,11 +72,7 @@ class FleetSpec(Strict):
     """The platform's code owners: they review the fleet, clusters, tiers, taints and every
     grant. With owners declared, `gpufleet check` fails when CODEOWNERS routes a policy file
     elsewhere (`gpufleet codeowners` writes its block)."""
-    codeowners: Annotated[
-        str,
-        Field(pattern=r"^[A-Za-z0-9._/-]+$", max_length=255),
-        AfterValidator(_inside_repository),
-    ] = ".github/CODEOWNERS"
+    codeowners: RepositoryPath = ".github/CODEOWNERS"
     """The CODEOWNERS file, relative to the repository root."""
     team_role: Name = "edit"
     """The ClusterRole a team's group (declared in its grant) is bound to in each of its
