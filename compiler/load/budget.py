@@ -11,12 +11,18 @@ same text in C, so this pass can stop at the first node past a budget, in millis
 - tags other than YAML's plain core types are refused, as are recursive aliases and anchors
   defined twice (legal YAML, but the round-trip loader reads them into silently wrong data).
 
-Syntax errors found here are reported here: a policy file must be YAML that libyaml reads.
+Syntax errors found here are reported here. A text libyaml cannot parse (it speaks YAML 1.1)
+is read by ruamel.yaml's YAML 1.2 parser instead, and the same budgets are applied to that
+parser's events (`check_yaml12_budget`) before anything is composed: ruamel.yaml's composer
+follows merge keys and aliases as eagerly as any other.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cache
+from typing import Any
 
 import yaml
 
@@ -38,6 +44,50 @@ ALLOWED_TAGS = frozenset(
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
+@dataclass(frozen=True)
+class _EventKinds:
+    """A parser's event classes (PyYAML's and ruamel.yaml's have the same shape)."""
+
+    document_start: type[Any]
+    node: type[Any]
+    scalar: type[Any]
+    alias: type[Any]
+    collection_start: type[Any]
+    collection_end: type[Any]
+    mapping_start: type[Any]
+
+
+def _kinds(module: object) -> _EventKinds:
+    return _EventKinds(
+        *(
+            getattr(module, name)
+            for name in (
+                "DocumentStartEvent",
+                "NodeEvent",
+                "ScalarEvent",
+                "AliasEvent",
+                "CollectionStartEvent",
+                "CollectionEndEvent",
+                "MappingStartEvent",
+            )
+        )
+    )
+
+
+Event = Any
+"""A PyYAML or ruamel.yaml event (the two libraries have no common type)."""
+
+_LIBYAML_EVENTS = _kinds(yaml)
+
+
+@cache
+def _yaml12_events() -> _EventKinds:
+    """ruamel.yaml's event classes, imported only when a text needs them."""
+    import ruamel.yaml.events
+
+    return _kinds(ruamel.yaml.events)
+
+
 @dataclass
 class _Collection:
     """An open sequence or mapping: how many nodes and levels it holds so far."""
@@ -52,39 +102,40 @@ class _Collection:
 class _Budget:
     """Counts nodes and depth event by event, expanding aliases arithmetically."""
 
-    def __init__(self, shown: str) -> None:
+    def __init__(self, shown: str, kinds: _EventKinds) -> None:
         self.shown = shown
+        self.kinds = kinds
         self.total = 0
         self.open: list[_Collection] = []
         self.anchors: dict[str, tuple[int, int]] = {}
         """Closed anchors of the current document: name -> (nodes, height)."""
 
-    def span(self, event: yaml.Event) -> Span:
+    def span(self, event: Event) -> Span:
         mark = event.start_mark
         return Span(self.shown, mark.line + 1, mark.column + 1) if mark else Span(self.shown, 1, 1)
 
-    def feed(self, event: yaml.Event) -> None:
-        if isinstance(event, yaml.DocumentStartEvent):
+    def feed(self, event: Event) -> None:
+        if isinstance(event, self.kinds.document_start):
             self.anchors.clear()
             return
-        if isinstance(event, yaml.NodeEvent):
+        if isinstance(event, self.kinds.node):
             self._check_key(event)
-        if isinstance(event, yaml.ScalarEvent):
+        if isinstance(event, self.kinds.scalar):
             self._check_tag(event)
             if event.anchor is not None:
                 self._check_new_anchor(event, event.anchor)
                 self.anchors[event.anchor] = (1, 0)
             self._add(event, 1, 0)
-        elif isinstance(event, yaml.AliasEvent):
+        elif isinstance(event, self.kinds.alias):
             nodes, height = self._alias(event)
             self._add(event, nodes, height)
-        elif isinstance(event, yaml.CollectionStartEvent):
+        elif isinstance(event, self.kinds.collection_start):
             self._check_tag(event)
             if event.anchor is not None:
                 self._check_new_anchor(event, event.anchor)
             self._add(event, 1, 0)
-            self.open.append(_Collection(event.anchor, isinstance(event, yaml.MappingStartEvent)))
-        elif isinstance(event, yaml.CollectionEndEvent):
+            self.open.append(_Collection(event.anchor, isinstance(event, self.kinds.mapping_start)))
+        elif isinstance(event, self.kinds.collection_end):
             done = self.open.pop()
             if done.anchor is not None:
                 self.anchors[done.anchor] = (done.nodes, done.height)
@@ -93,7 +144,7 @@ class _Budget:
                 parent.nodes += done.nodes - 1  # its own node was counted when it opened
                 parent.height = max(parent.height, done.height + 1)
 
-    def _add(self, event: yaml.NodeEvent, nodes: int, height: int) -> None:
+    def _add(self, event: Event, nodes: int, height: int) -> None:
         depth = len(self.open) + height
         if depth > MAX_DEPTH:
             raise fail(
@@ -104,7 +155,7 @@ class _Budget:
             )
         self.total += nodes
         if self.total > MAX_NODES_PER_FILE:
-            expanded = " (aliases expanded)" if isinstance(event, yaml.AliasEvent) else ""
+            expanded = " (aliases expanded)" if isinstance(event, self.kinds.alias) else ""
             raise fail(
                 "GF120",
                 f"file has more than {MAX_NODES_PER_FILE} YAML nodes{expanded}",
@@ -117,15 +168,15 @@ class _Budget:
             parent.nodes += nodes
             parent.height = max(parent.height, height + 1)
 
-    def _check_key(self, event: yaml.NodeEvent) -> None:
+    def _check_key(self, event: Event) -> None:
         """Mapping keys are scalars: ruamel cannot even hash a key that holds a collection."""
         if not self.open:
             return
         parent = self.open[-1]
         is_key = parent.mapping and parent.children % 2 == 0
         parent.children += 1
-        collection = isinstance(event, yaml.CollectionStartEvent) or (
-            isinstance(event, yaml.AliasEvent) and self.anchors.get(event.anchor or "", (1, 0))[1]
+        collection = isinstance(event, self.kinds.collection_start) or (
+            isinstance(event, self.kinds.alias) and self.anchors.get(event.anchor or "", (1, 0))[1]
         )
         if is_key and collection:
             raise fail(
@@ -135,7 +186,7 @@ class _Budget:
                 "a key is a name such as `nodes:`; a list or mapping cannot be one",
             )
 
-    def _alias(self, event: yaml.AliasEvent) -> tuple[int, int]:
+    def _alias(self, event: Event) -> tuple[int, int]:
         name = event.anchor
         if any(c.anchor == name for c in self.open):
             raise fail(
@@ -146,7 +197,7 @@ class _Budget:
             )
         return self.anchors.get(name or "", (1, 0))  # undefined: the loader reports it
 
-    def _check_new_anchor(self, event: yaml.NodeEvent, name: str) -> None:
+    def _check_new_anchor(self, event: Event, name: str) -> None:
         if name in self.anchors or any(c.anchor == name for c in self.open):
             raise fail(
                 "GF103",
@@ -155,7 +206,7 @@ class _Budget:
                 "give each anchor its own name",
             )
 
-    def _check_tag(self, event: yaml.ScalarEvent | yaml.CollectionStartEvent) -> None:
+    def _check_tag(self, event: Event) -> None:
         tag = event.tag
         if tag is not None and tag not in ALLOWED_TAGS:
             raise fail(
@@ -168,7 +219,7 @@ class _Budget:
 
 def check_budget(text: str, shown: str) -> None:
     """Raise CompileError if `text` is not YAML, or is larger, deeper or stranger than allowed."""
-    budget = _Budget(shown)
+    budget = _Budget(shown, _LIBYAML_EVENTS)
     try:
         for event in yaml.parse(text, Loader=_LOADER):
             budget.feed(event)
@@ -194,6 +245,17 @@ def check_budget(text: str, shown: str) -> None:
     except UnicodeEncodeError as error:  # only text not read from a file can hold surrogates
         message = f"text is not valid Unicode ({error.reason} at character {error.start})"
         raise fail("GF109", message, _position(text[: error.start], shown, 1 << 62)) from None
+
+
+def check_yaml12_budget(events: Iterable[Event], shown: str) -> None:
+    """Raise CompileError if ruamel.yaml's events for a text (which libyaml could not parse)
+    are larger, deeper or stranger than allowed, stopping at the first event past a budget.
+
+    Syntax errors are ruamel.yaml's own to raise: the caller then reports libyaml's.
+    """
+    budget = _Budget(shown, _yaml12_events())
+    for event in events:
+        budget.feed(event)
 
 
 def _codepoint(character: int | str) -> int:

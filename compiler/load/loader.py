@@ -17,7 +17,12 @@ from typing import Any
 import yaml as pyyaml
 
 from compiler.diagnostics import CompileError, Diagnostic, Span, fail
-from compiler.load.budget import MAX_DEPTH, MAX_NODES_PER_FILE, check_budget
+from compiler.load.budget import (
+    MAX_DEPTH,
+    MAX_NODES_PER_FILE,
+    check_budget,
+    check_yaml12_budget,
+)
 from compiler.load.document import Path, SourceDocument
 from compiler.parallel import map_in_order
 
@@ -150,8 +155,8 @@ def compose(text: str, shown: str) -> tuple[list[Any], bool]:
     only) runs on libyaml's event stream first; libyaml then composes the nodes. libyaml
     speaks YAML 1.1 and refuses some valid YAML 1.2 (a `:` inside a plain scalar in a flow
     mapping, e.g. a URL): a text it cannot parse goes to ruamel.yaml's YAML 1.2 composer, and
-    the syntax error stands only if ruamel.yaml cannot read it either. The converter applies
-    the same budgets to what ruamel composes.
+    the syntax error stands only if ruamel.yaml cannot read it either. The same budgets are
+    checked on ruamel.yaml's events before it composes anything.
     """
     try:
         check_budget(text, shown)
@@ -162,6 +167,7 @@ def compose(text: str, shown: str) -> tuple[list[Any], bool]:
         from ruamel.yaml.error import YAMLError
 
         try:
+            check_yaml12_budget(YAML(typ="safe", pure=True).parse(text), shown)
             return list(YAML(typ="safe", pure=True).compose_all(text)), False
         except (YAMLError, RecursionError):
             raise error from None
