@@ -29,7 +29,7 @@ from compiler.review import (
     conflict_diagnostics,
     note_foreign,
 )
-from compiler.solve import DEFAULT_TIME_LIMIT
+from compiler.solve import DEFAULT_EXPLAIN_TIME_LIMIT, DEFAULT_TIME_LIMIT
 from compiler.solve.breakdown import capacity_breakdown
 from compiler.timings import StageTimings
 from compiler.write import OutputConflict, compare_tree, write_tree
@@ -66,6 +66,11 @@ def _seconds(text: str) -> float:
     if not value > 0:
         raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of seconds")
     return value
+
+
+def _seconds_or_none(text: str) -> float:
+    """Like _seconds, but 0 too: for work that may be skipped (an explanation)."""
+    return 0.0 if text.strip() in ("0", "0.0") else _seconds(text)
 
 
 def _command(
@@ -106,6 +111,14 @@ def _parser() -> argparse.ArgumentParser:
             default=DEFAULT_TIME_LIMIT,
             metavar="SECONDS",
             help="time limit per cluster (default: %(default)s)",
+        )
+        sub.add_argument(
+            "--explain-time-limit",
+            type=_seconds_or_none,
+            default=DEFAULT_EXPLAIN_TIME_LIMIT,
+            metavar="SECONDS",
+            help="time an infeasible cluster's explanation may take after the verdict; 0 "
+            "reports the conflict unexplained (default: %(default)s)",
         )
         if name == "compile":
             sub.add_argument(
@@ -205,7 +218,9 @@ def _run(args: argparse.Namespace, fmt: str) -> int:
     if args.command == "codeowners":
         return _codeowners(args)
     if args.command == "check":
-        fleet, _ = check_policies(args.policies, args.solver_time_limit)
+        fleet, _ = check_policies(
+            args.policies, args.solver_time_limit, explain_time_limit=args.explain_time_limit
+        )
         _report(fleet.warnings, fmt)
         _check_ownership(fleet, args.policies)
         print(

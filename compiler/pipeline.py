@@ -13,7 +13,7 @@ from compiler.load import load_policies
 from compiler.model import build_policies
 from compiler.report import build_report
 from compiler.resolve import ResolvedFleet, resolve
-from compiler.solve import DEFAULT_TIME_LIMIT, ClusterPlan, solve_fleet
+from compiler.solve import DEFAULT_EXPLAIN_TIME_LIMIT, DEFAULT_TIME_LIMIT, ClusterPlan, solve_fleet
 from compiler.timings import NO_TIMINGS, StageTimings
 
 REPORT = "report.md"
@@ -40,14 +40,17 @@ def check_policies(
     time_limit: float = DEFAULT_TIME_LIMIT,
     previous: dict[str, ClusterPlan] | None = None,
     timings: StageTimings = NO_TIMINGS,
+    explain_time_limit: float = DEFAULT_EXPLAIN_TIME_LIMIT,
 ) -> tuple[ResolvedFleet, tuple[ClusterPlan, ...]]:
     """Every stage but emit and write; raises CompileError on the first failing stage.
 
     `previous` holds the last compile's plans: the solver keeps their MIG layouts where it can.
+    `time_limit` bounds each cluster's solve; an infeasible cluster's explanation then gets
+    `explain_time_limit` of its own.
     """
     fleet = resolve_policies(policies, timings)
     with timings.stage("solve"):
-        plans = tuple(solve_fleet(fleet, time_limit, previous))
+        plans = tuple(solve_fleet(fleet, time_limit, previous, explain_time_limit))
     check_kueue_promises(fleet, plans)
     return fleet, plans
 
@@ -81,9 +84,10 @@ def compile_policies(
     time_limit: float = DEFAULT_TIME_LIMIT,
     previous: dict[str, ClusterPlan] | None = None,
     timings: StageTimings = NO_TIMINGS,
+    explain_time_limit: float = DEFAULT_EXPLAIN_TIME_LIMIT,
 ) -> Compiled:
     """Compile a policy directory into the output tree, in memory (report.md included)."""
-    fleet, plans = check_policies(policies, time_limit, previous, timings)
+    fleet, plans = check_policies(policies, time_limit, previous, timings, explain_time_limit)
     with timings.stage("emit"):
         tree = {**build_tree(fleet, list(plans)), REPORT: build_report(fleet, plans)}
     return Compiled(fleet, plans, dict(sorted(tree.items())))

@@ -65,7 +65,9 @@ def compile_as_compile_would(
     with timings.stage("load"):
         previous, problems = read_previous_plans(args.out)
     report(problems)
-    return compile_policies(args.policies, args.solver_time_limit, previous, timings)
+    return compile_policies(
+        args.policies, args.solver_time_limit, previous, timings, args.explain_time_limit
+    )
 
 
 def run_diff(args: argparse.Namespace, report: Reporter) -> int:

@@ -14,7 +14,7 @@ from compiler.diagnostics import CompileError, Diagnostic
 from compiler.parallel import map_in_order
 from compiler.resolve import ResolvedCluster, ResolvedFleet
 from compiler.solve.cpsat import cp_model
-from compiler.solve.explain import explain
+from compiler.solve.explain import DEFAULT_EXPLAIN_TIME_LIMIT, explain
 from compiler.solve.gang_fit import oversized_gangs
 from compiler.solve.model import ClusterModel
 from compiler.solve.plan import (
@@ -41,12 +41,15 @@ def solve_fleet(
     fleet: ResolvedFleet,
     time_limit: float = DEFAULT_TIME_LIMIT,
     previous: dict[str, ClusterPlan] | None = None,
+    explain_time_limit: float = DEFAULT_EXPLAIN_TIME_LIMIT,
 ) -> list[ClusterPlan]:
     """A plan per cluster, or CompileError naming every cluster whose guarantees conflict."""
 
     def solve_one(cluster: ResolvedCluster) -> ClusterPlan | list[Diagnostic]:
         try:
-            return solve_cluster(cluster, time_limit, (previous or {}).get(cluster.name))
+            return solve_cluster(
+                cluster, time_limit, (previous or {}).get(cluster.name), explain_time_limit
+            )
         except CompileError as error:
             return list(error.diagnostics)
 
@@ -57,14 +60,24 @@ def solve_fleet(
     return [r for r in results if isinstance(r, ClusterPlan)]
 
 
+class Infeasible(Exception):
+    """The solver proved that the cluster's guarantees cannot all be served."""
+
+
 def solve_cluster(
-    cluster: ResolvedCluster, time_limit: float, previous: ClusterPlan | None = None
+    cluster: ResolvedCluster,
+    time_limit: float,
+    previous: ClusterPlan | None = None,
+    explain_time_limit: float = DEFAULT_EXPLAIN_TIME_LIMIT,
 ) -> ClusterPlan:
-    """The preferred plan of one cluster that serves every guarantee."""
+    """The preferred plan of one cluster that serves every guarantee; when there is none,
+    GF401 explained within a time budget of its own (the verdict is known before it starts)."""
     try:
         return _solve_cluster(cluster, Deadline(time_limit), previous)
     except OutOfTime:
         raise timeout_error(cluster) from None
+    except Infeasible:
+        raise CompileError([explain(cluster, explain_time_limit)]) from None
 
 
 def _solve_cluster(
@@ -133,7 +146,7 @@ def _optimise(
     status = int(solver.solve(built.model))
     check_status(status, cluster)  # what remains: infeasible, or a plan
     if status == cp_model.INFEASIBLE:
-        raise CompileError([explain(cluster, deadline)])
+        raise Infeasible
     _hint(built, solver)
     return solver
 
