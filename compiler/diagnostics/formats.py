@@ -1,59 +1,46 @@
-"""Diagnostic formatters: pure functions from a diagnostic to text (text, json, github)."""
+"""Diagnostic formatters: pure functions from a diagnostic to text (text, json, github).
+
+Text and github output go to terminals and CI logs: every piece of it that can hold user text
+(file names, messages, hints, notes, quoted lines) passes through `visible`. JSON is exact:
+its own escapes already keep control characters out of the stream.
+"""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from functools import lru_cache
-from pathlib import Path
-from stat import S_ISREG
 
 from compiler.diagnostics.codes import CODES
 from compiler.diagnostics.diagnostic import Diagnostic, Span
+from compiler.diagnostics.excerpt import source_excerpt
+from compiler.diagnostics.terminal import visible
 
 FORMATS = ("text", "json", "github")
 
 
-@lru_cache(maxsize=256)
-def _cached_lines(path: Path, _version: tuple[int, int]) -> tuple[str, ...]:
-    try:
-        return tuple(path.read_text(encoding="utf-8").splitlines())
-    except (OSError, UnicodeDecodeError):
-        return ()
-
-
-def _source_lines(file: str) -> tuple[str, ...]:
-    """The lines of a file, cached per absolute path and version (mtime, size)."""
-    path = Path(file).absolute()
-    try:
-        stat = path.stat()
-    except OSError:
-        return ()
-    if not S_ISREG(stat.st_mode):  # a pipe would block the read forever
-        return ()
-    return _cached_lines(path, (stat.st_mtime_ns, stat.st_size))
-
-
 def _excerpt(span: Span) -> list[str]:
-    if span.line <= 0:
+    """The source line (a window of it, if long) and a caret under the span's column."""
+    column = max(span.column, 1)
+    found = source_excerpt(span.file, span.line, column)
+    if found is None:
         return []
-    lines = _source_lines(span.file)
-    if not 0 < span.line <= len(lines):
-        return []
-    gutter = len(str(span.line))
-    text = lines[span.line - 1].replace("\t", " ")
-    caret = " " * max(span.column - 1, 0) + "^"
-    return [f" {span.line} | {text}", f" {' ' * gutter} | {caret}"]
+    before = "…" if found.start > 0 else ""
+    after = "…" if found.more else ""
+    text = found.text.replace("\t", " ")
+    caret = " " * len(before + visible(text[: column - 1 - found.start])) + "^"
+    gutter = " " * len(str(span.line))
+    return [f" {span.line} | {before}{visible(text)}{after}", f" {gutter} | {caret}"]
 
 
 def format_text(diagnostic: Diagnostic) -> str:
     """`file:line:col: error[GF401]: message`, the source line with a caret, hints, notes."""
     where = f"{diagnostic.span}: " if diagnostic.span else ""
-    lines = [f"{where}{diagnostic.severity.value}[{diagnostic.code}]: {diagnostic.message}"]
+    head = f"{where}{diagnostic.severity.value}[{diagnostic.code}]: {diagnostic.message}"
+    lines = [visible(head)]
     if diagnostic.span:
         lines.extend(_excerpt(diagnostic.span))
-    lines.extend(f"  = hint: {hint}" for hint in diagnostic.hints)
-    lines.extend(f"  = note: {note} ({span})" for note, span in diagnostic.related)
+    lines.extend(visible(f"  = hint: {hint}") for hint in diagnostic.hints)
+    lines.extend(visible(f"  = note: {note} ({span})") for note, span in diagnostic.related)
     return "\n".join(lines)
 
 
@@ -80,6 +67,7 @@ def format_json(diagnostic: Diagnostic) -> str:
 
 
 def _escape_github(text: str) -> str:
+    """Text for a workflow command: the line breaks the command's own syntax uses escaped."""
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
@@ -97,20 +85,20 @@ def format_github(diagnostic: Diagnostic) -> str:
     span = diagnostic.span
     properties = []
     if span:
-        properties.append(f"file={_escape_github_property(span.file)}")
+        properties.append(f"file={_escape_github_property(visible(span.file))}")
         if span.line > 0:
             properties.append(f"line={span.line}")
             properties.append(f"col={max(span.column, 1)}")
     properties.append(f"title={diagnostic.code} {CODES[diagnostic.code].name}")
-    body = diagnostic.message + "".join(f"\nhint: {h}" for h in diagnostic.hints)
-    body += "".join(f"\nnote: {note} ({where})" for note, where in diagnostic.related)
+    body = visible(diagnostic.message) + "".join(f"\nhint: {visible(h)}" for h in diagnostic.hints)
+    body += "".join(f"\nnote: {visible(f'{n} ({w})')}" for n, w in diagnostic.related)
     lines = [f"::{command} {','.join(properties)}::{_escape_github(body)}"]
     for note, where in diagnostic.related:  # annotate every clause involved, not just the first
-        related = f"file={_escape_github_property(where.file)}"
+        related = f"file={_escape_github_property(visible(where.file))}"
         if where.line > 0:
             related += f",line={where.line},col={max(where.column, 1)}"
         title = _escape_github_property(f"{diagnostic.code} (related)")
-        lines.append(f"::notice {related},title={title}::{_escape_github(note)}")
+        lines.append(f"::notice {related},title={title}::{_escape_github(visible(note))}")
     return "\n".join(lines)
 
 
