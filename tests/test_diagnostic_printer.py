@@ -203,3 +203,28 @@ def test_the_caret_stays_under_its_character_after_invisible_ones(tmp_path: Path
         source, caret = excerpt(format_text(diagnostic_at(policy, 1, column)))
         assert source == "tier: ab\\u202ecd\\u2066x y"
         assert source[caret.index("^")] == character
+
+
+@pytest.mark.parametrize("fmt", ["text", "github", "json"])
+@pytest.mark.parametrize(
+    "content",
+    [
+        "apiVersion: gpufleet.dev/v1alpha1\nkind: Team\x1b]0;owned\x07\n",  # raw: GF101
+        'apiVersion: gpufleet.dev/v1alpha1\nkind: "Team\\e[2J\\u202e"\n',  # escaped: GF105
+    ],
+    ids=["raw", "escaped"],
+)
+def test_the_command_line_prints_no_control_character(
+    tmp_path: Path, run_cli: Callable[..., tuple[int, str, str]], fmt: str, content: str
+) -> None:
+    policies = tmp_path / "policies"
+    policies.mkdir()
+    (policies / "bad\x1b[1m.yaml").write_text(content)
+    code, out, err = run_cli("check", "--policies", policies, "--format", fmt)
+    assert code == 2 and out == ""
+    assert unsafe(err) == []
+    if fmt == "json":
+        (line,) = err.splitlines()
+        assert json.loads(line)["file"].endswith("bad\x1b[1m.yaml")
+    else:
+        assert "bad\\x1b[1m.yaml" in err
