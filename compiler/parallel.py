@@ -4,14 +4,29 @@ Clusters are solved and rendered independently, so a fleet of many clusters uses
 worker processes are forked after resolve (they inherit the resolved fleet, nothing is sent
 to them) and send back plain results. Small fleets run in-process, where a pool would only
 cost its start-up. Output is the same bytes either way: results are gathered in order.
+
+Workers never outlive gpufleet (they die with it, even when it is SIGKILLed), and a worker
+that fails never hangs it: its CompileError comes back whole, and anything else (an
+exception, a worker killed by the kernel) is GF001.
 """
 
 from __future__ import annotations
 
+import ctypes
 import multiprocessing
 import os
+import signal
+import sys
+import threading
+import time
+import traceback
 from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from multiprocessing.pool import Pool
 from typing import Any, TypeVar
+
+from compiler.diagnostics import CompileError, fail
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")
@@ -19,7 +34,20 @@ Result = TypeVar("Result")
 MIN_CLUSTERS_FOR_WORKERS = 8
 """Below this many clusters the work runs in-process."""
 
+_PR_SET_PDEATHSIG = 1
+_PARENT_POLL = 1.0
+"""Seconds between checks that the parent lives, where the kernel cannot be asked to tell."""
+
 _TASK: tuple[Callable[[Any], Any], Sequence[Any]] | None = None
+
+
+class WorkerError(Exception):
+    """An unexpected exception in a worker process, as text (its type may not unpickle)."""
+
+    def __init__(self, message: str, trace: str) -> None:
+        super().__init__(message, trace)
+        self.message = message
+        self.trace = trace
 
 
 def worker_count(items: int) -> int:
@@ -32,25 +60,88 @@ def worker_count(items: int) -> int:
     return max(1, min(os.cpu_count() or 1, items))
 
 
+def die_with_parent(parent: int) -> None:
+    """Worker initializer: end this worker when process `parent` ends, however it ends.
+
+    A worker waits for work from its parent; a parent killed with SIGKILL cannot tell it to
+    stop, so it would wait forever. Linux sends it SIGKILL (PR_SET_PDEATHSIG); elsewhere a
+    thread checks that the parent is still there.
+    """
+    if not _kill_me_with_parent():
+        threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
+    if os.getppid() != parent:  # the parent died before the kernel was asked to tell
+        os._exit(1)
+
+
+def _kill_me_with_parent() -> bool:
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return False
+    return bool(prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0)
+
+
+def _watch_parent(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(_PARENT_POLL)
+    os._exit(1)
+
+
+def fork_pool(workers: int) -> Pool:
+    """A multiprocessing Pool of forked workers that die with this process."""
+    context = multiprocessing.get_context("fork")
+    return context.Pool(workers, initializer=die_with_parent, initargs=(os.getpid(),))
+
+
 def _run(index: int) -> Any:
     assert _TASK is not None
     function, items = _TASK
-    return function(items[index])
+    try:
+        return function(items[index])
+    except CompileError:
+        raise
+    except Exception as error:
+        raise WorkerError(f"{type(error).__name__}: {error}", traceback.format_exc()) from None
 
 
 def map_in_order(function: Callable[[Item], Result], items: Sequence[Item]) -> list[Result]:
     """`[function(i) for i in items]`, spread over worker processes when that pays off.
 
-    `function` must return picklable results; exceptions are the caller's to turn into
-    results first (a worker's exception would lose its diagnostics).
+    `function` must return picklable results. A CompileError raised in a worker is raised
+    here as in-process (the first in the items' order); any other failure is GF001.
     """
     workers = worker_count(len(items))
     if workers <= 1:
         return [function(item) for item in items]
     global _TASK
     _TASK = (function, items)
+    pool = ProcessPoolExecutor(
+        workers,
+        multiprocessing.get_context("fork"),
+        initializer=die_with_parent,
+        initargs=(os.getpid(),),
+    )
     try:
-        with multiprocessing.get_context("fork").Pool(workers) as pool:
-            return pool.map(_run, range(len(items)), chunksize=1)
+        return list(pool.map(_run, range(len(items))))
+    except WorkerError as error:
+        if os.environ.get("GPUFLEET_DEBUG"):
+            sys.stderr.write(error.trace)
+        raise _internal(f"internal error in a worker process: {error.message}") from None
+    except BrokenProcessPool as error:
+        cause = f" ({error.__cause__})" if error.__cause__ else ""
+        raise _internal(f"internal error: a worker process died{cause}: {error}") from None
     finally:
+        pool.shutdown(wait=True, cancel_futures=True)
         _TASK = None
+
+
+def _internal(message: str) -> CompileError:
+    return fail(
+        "GF001",
+        message,
+        None,
+        "please report this with the policy that caused it; GPUFLEET_DEBUG=1 prints the "
+        "worker's traceback",
+    )

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import os
+import pickle
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
-from compiler.diagnostics import CompileError, Span
+from compiler.diagnostics import CompileError, Diagnostic, Span
 from compiler.load import load_policies, prefetch
 from compiler.load.document import SourceDocument
 from compiler.load.loader import FILES_PER_TASK
@@ -130,3 +133,95 @@ def test_the_command_reports_what_its_early_readers_found(tmp_path: Path) -> Non
     (expected,) = caught.value.diagnostics
     assert done.returncode == 2
     assert f"{expected.span}: error[{expected.code}]" in done.stderr
+
+
+def test_diagnostics_survive_pickling() -> None:
+    """Worker processes send diagnostics back pickled: every part must come back equal."""
+    span = Span("policies/a.yaml", 3, 5, 3, 9)
+    diagnostic = Diagnostic("GF401", "it does not fit", span, ("cut",), (("here", span),))
+    error = CompileError([diagnostic, Diagnostic("GF701", "too costly")])
+    back = pickle.loads(pickle.dumps(error))
+    assert isinstance(back, CompileError)
+    assert back.diagnostics == error.diagnostics and str(back) == str(error)
+    assert pickle.loads(pickle.dumps(diagnostic)) == diagnostic
+
+
+def worker_child(*argv: str | Path, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """Run tests/worker_child.py with two workers; a hang fails the test after `timeout`."""
+    command = [sys.executable, "-m", "tests.worker_child", *map(str, argv)]
+    environment = {**os.environ, "GPUFLEET_WORKERS": "2"}
+    return subprocess.run(
+        command, cwd=REPO, capture_output=True, text=True, env=environment, timeout=timeout
+    )
+
+
+def test_a_diagnostic_raised_by_emit_in_a_worker_is_reported(tmp_path: Path) -> None:
+    """GF701 is raised while a worker renders its cluster: the parent reports it (it hung,
+    unable to rebuild the CompileError)."""
+    out = tmp_path / "out"
+    done = worker_child("emit-error", "--", "compile", "--policies", EXAMPLE, "--out", out)
+    assert done.returncode == 1, done.stderr
+    assert "error[GF701]: admission policy" in done.stderr and "Traceback" not in done.stderr
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("kind", "expected"),
+    [
+        ("unpicklable", "GF001: internal error in a worker process: TwoPartError: worker failed"),
+        ("exit", "GF001: internal error: a worker process died"),
+    ],
+)
+def test_a_worker_that_fails_unexpectedly_is_an_internal_error(kind: str, expected: str) -> None:
+    done = worker_child("map", kind, timeout=30)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(expected), done.stdout
+
+
+def children(pid: int) -> set[int]:
+    """The live child processes of `pid` (Linux /proc)."""
+    found: set[int] = set()
+    for task in Path(f"/proc/{pid}/task").glob("*/children"):
+        found |= {int(word) for word in task.read_text().split()}
+    return {child for child in found if alive(child)}
+
+
+def alive(pid: int) -> bool:
+    """Whether `pid` runs (a zombie, dead but not yet reaped, does not)."""
+    try:
+        status = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return status.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs Linux /proc")
+@pytest.mark.parametrize("workers", ["sleep", "readers"])
+def test_workers_die_with_a_killed_gpufleet(tmp_path: Path, workers: str) -> None:
+    """gpufleet SIGKILLed while its workers solve (or its early readers read) leaves no
+    worker behind (they waited for work from the dead parent forever)."""
+    command = [sys.executable, "-m", "tests.worker_child", workers]
+    if workers == "sleep":
+        command += ["--", "compile", "--policies", str(EXAMPLE), "--out", str(tmp_path / "out")]
+    else:
+        for index in range(2 * FILES_PER_TASK):
+            (tmp_path / f"team-{index:03d}.yaml").write_text(f"kind: Team\n# {index}\n")
+        command.append(str(tmp_path))
+    environment = {**os.environ, "GPUFLEET_WORKERS": "2"}
+    child = subprocess.Popen(
+        command, cwd=REPO, env=environment, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+    )
+    try:
+        assert child.stdout is not None
+        busy = {int(child.stdout.readline().split()[1]) for _ in range(2)}
+        assert busy == children(child.pid)
+    finally:
+        child.kill()
+        child.wait(timeout=30)
+    deadline = time.monotonic() + 20
+    while any(alive(pid) for pid in busy) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    left = [pid for pid in busy if alive(pid)]
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    assert not left, "workers outlived their killed parent"

@@ -61,6 +61,11 @@ class CompileError(Exception):
         self.diagnostics = sorted(diagnostics, key=Diagnostic.sort_key)
         super().__init__("; ".join(d.message for d in self.diagnostics))
 
+    def __reduce__(self) -> tuple[type[CompileError], tuple[list[Diagnostic]]]:
+        """Pickle as the diagnostics, so a worker process's error comes back whole (pickle
+        would otherwise rebuild it from its message, a str, not diagnostics)."""
+        return (CompileError, (self.diagnostics,))
+
 
 def fail(code: str, message: str, span: Span | None = None, *hints: str) -> CompileError:
     """A CompileError carrying one diagnostic; `raise fail(...)` reads as the sentence it is."""

@@ -20,7 +20,7 @@ from pathlib import Path
 from compiler.diagnostics import Diagnostic
 from compiler.load.document import SourceDocument
 from compiler.load.loader import load_tasks, policy_files, read_files
-from compiler.parallel import worker_count
+from compiler.parallel import fork_pool, worker_count
 
 READING_COMMANDS = frozenset({"compile", "check", "diff", "report", "render", "explain"})
 """Commands that read the policy directory (`--policies`, default `policies`)."""
@@ -57,7 +57,7 @@ def start(argv: Sequence[str]) -> None:
     workers = worker_count(len(tasks))
     if workers <= 1 or "fork" not in multiprocessing.get_all_start_methods():
         return
-    pool = multiprocessing.get_context("fork").Pool(workers)
+    pool = fork_pool(workers)  # readers die with gpufleet, even if it is SIGKILLed
     read = partial(read_files, root, root.resolve(), Path.cwd().resolve())
     _reading = _Reading(root, files, pool, pool.map_async(read, tasks, chunksize=1))
 
