@@ -5,6 +5,7 @@ devices, the nodes to add the fewest (issue 17, deliverable 4)."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import random
 from pathlib import Path
@@ -18,10 +19,11 @@ from compiler.model import build_policies
 from compiler.resolve import ResolvedCluster, resolve
 from compiler.solve import solve_cluster
 from compiler.solve.explain import Budget, Conflict, find_conflict
-from compiler.solve.fixes import with_cuts, with_nodes
+from compiler.solve.fixes import Cut, Edit, Grow, RemoveTaint, Tolerate, Ungroup
 from tests import fleets
 from tests.conftest import PolicyWriter
-from tests.oracle import feasible
+from tests.oracle import feasible, with_cuts, with_nodes, without
+from tests.oracle_policy import Inventory, read_cluster
 from tests.test_cli import Run
 
 WHOLE = fleets.tier("whole", "{select: {models: [H100]}}")
@@ -38,9 +40,32 @@ def taint(name: str, key: str, node: int = 0, device: int = 0, pool: str = "h100
     )
 
 
-def resolved(root: Path) -> ResolvedCluster:
-    (cluster,) = resolve(build_policies(load_policies(root)), load_catalog()).clusters
-    return cluster
+def read(root: Path) -> tuple[ResolvedCluster, Inventory]:
+    """The cluster as the compiler resolves it, and as the independent oracle reads it."""
+    policies = build_policies(load_policies(root))
+    (cluster,) = resolve(policies, load_catalog()).clusters
+    return cluster, read_cluster(policies, cluster.name)
+
+
+def edited(inventory: Inventory, edit: Edit) -> Inventory:
+    """The oracle's own reading of a fix."""
+    if isinstance(edit, Cut):
+        return with_cuts(inventory, dict(edit.devices))
+    if isinstance(edit, Grow):
+        return with_nodes(inventory, edit.pool, edit.nodes)
+    if isinstance(edit, RemoveTaint):
+        return without(inventory, taint=edit.name)
+    if isinstance(edit, Tolerate):
+        taints = tuple(
+            dataclasses.replace(t, tolerated_by=t.tolerated_by | set(edit.teams))
+            if t.name == edit.name
+            else t
+            for t in inventory.taints
+        )
+        return dataclasses.replace(inventory, taints=taints)
+    assert isinstance(edit, Ungroup)
+    tier = dataclasses.replace(inventory.tiers[edit.tier], attribute=None)
+    return dataclasses.replace(inventory, tiers={**inventory.tiers, edit.tier: tier})
 
 
 def explained(cluster: ResolvedCluster, seconds: float = 30.0) -> Conflict:
@@ -88,13 +113,13 @@ def test_a_taint_is_offered_as_a_fix_only_where_removing_or_tolerating_it_fits(
             "a.yaml": fleets.team("a", "[{tier: whole, guaranteed: 2}]"),
         }
     )
-    cluster = resolved(root)
+    cluster, inventory = read(root)
     conflict = explained(cluster)
     hints = [fix.hint for fix in conflict.fixes]
     assert not [h for h in hints if "taint" in h or "tolerate" in h], hints
     assert conflict.cuts == {"a/a/whole": 1} and conflict.growth == {"h100": 1}
     for fix in conflict.fixes:
-        assert feasible(fix.fixed), fix.hint
+        assert feasible(edited(inventory, fix.edit)), fix.hint
 
 
 def test_tolerating_a_taint_is_offered_where_it_fits(write_policies: PolicyWriter) -> None:
@@ -106,7 +131,7 @@ def test_tolerating_a_taint_is_offered_where_it_fits(write_policies: PolicyWrite
             "a.yaml": fleets.team("a", "[{tier: whole, guaranteed: 2}]"),
         }
     )
-    conflict = explained(resolved(root))
+    conflict = explained(read(root)[0])
     hints = [fix.hint for fix in conflict.fixes]
     assert "or remove device taint ecc (example.com/ecc)" in hints
     assert "or let team a tolerate example.com/ecc" in hints
@@ -146,13 +171,12 @@ def random_fleet(seed: int) -> dict[str, str]:
     return files
 
 
-def fewest_cut(cluster: ResolvedCluster) -> int:
+def fewest_cut(inventory: Inventory) -> int:
     """The fewest devices to cut, in whole gangs, by brute force over the oracle."""
-    choices = [range(0, g.count + 1, g.gang) for g in cluster.guarantees]
+    needs = inventory.needs
+    choices = [range(0, n.count + 1, n.gang) for n in needs]
     for total, cut in sorted((sum(c), c) for c in itertools.product(*choices)):
-        if feasible(
-            with_cuts(cluster, {g.key: n for g, n in zip(cluster.guarantees, cut, strict=True)})
-        ):
+        if feasible(with_cuts(inventory, {n.key: c for n, c in zip(needs, cut, strict=True)})):
             return total
     raise AssertionError("cutting everything fits")
 
@@ -162,16 +186,16 @@ def test_every_fix_offered_fits_and_is_the_smallest(seed: int, tmp_path: Path) -
     """By the independent oracle: each printed fix makes the cluster fit, the cut is the
     fewest devices, and one node fewer than the nodes to add does not fit."""
     try:
-        cluster = resolved(fleets.write_tree(tmp_path, random_fleet(seed)))
+        cluster, inventory = read(fleets.write_tree(tmp_path, random_fleet(seed)))
     except CompileError:
         pytest.skip("not a valid policy")
-    if not cluster.guarantees or feasible(cluster):
+    if not cluster.guarantees or feasible(inventory):
         return
     conflict = explained(cluster)
     assert conflict.complete and conflict.minimal and conflict.fixes
     for fix in conflict.fixes:
-        assert feasible(fix.fixed), fix.hint
-    assert sum(conflict.cuts.values()) == fewest_cut(cluster)
+        assert feasible(edited(inventory, fix.edit)), fix.hint
+    assert sum(conflict.cuts.values()) == fewest_cut(inventory)
     for pool, nodes in conflict.growth.items():
         assert pool in conflict.fewest_growth
-        assert nodes == 1 or not feasible(with_nodes(cluster, pool, nodes - 1))
+        assert nodes == 1 or not feasible(with_nodes(inventory, pool, nodes - 1))

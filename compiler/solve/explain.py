@@ -23,7 +23,7 @@ from compiler.diagnostics import CompileError, Diagnostic, Span
 from compiler.resolve import Guarantee, ResolvedCluster
 from compiler.resolve.fleet import ResolvedTaint
 from compiler.solve.cpsat import cp_model
-from compiler.solve.fixes import tolerating, ungrouped, with_cuts, with_nodes, without_taint
+from compiler.solve.fixes import Cut, Edit, Grow, RemoveTaint, Tolerate, Ungroup
 from compiler.solve.gang_fit import group_note
 from compiler.solve.model import EVERYTHING, ClusterModel, Scenario
 from compiler.solve.runner import Deadline, OutOfTime, build_checked
@@ -93,11 +93,11 @@ class Servable:
 
 @dataclass(frozen=True)
 class Fix:
-    """A fix as it is printed, and the cluster it makes (which was solved: every guarantee
+    """A fix as it is printed, and the change it makes (checked: with it, every guarantee
     fits)."""
 
     hint: str
-    fixed: ResolvedCluster
+    edit: Edit
 
 
 @dataclass(frozen=True)
@@ -133,11 +133,11 @@ def find_conflict(cluster: ResolvedCluster, budget: Budget) -> Conflict:
     cut = _cut_fixes(cluster, cuts, fewest_cut)
     candidates = [
         *cut,
-        *_growth_fixes(cluster, growth, fewest_growth),
+        *_growth_fixes(growth, fewest_growth),
         *_gang_fixes(cluster, guarantees),
         *_taint_fixes(cluster, guarantees, taints),
     ]
-    fixes = tuple(fix for fix in candidates if budget.fits(fix.fixed))
+    fixes = tuple(fix for fix in candidates if budget.fits(fix.edit.apply(cluster)))
     return Conflict(
         guarantees=guarantees,
         taints=taints,
@@ -251,7 +251,7 @@ def _growth(
     fewest: set[str] = set()
     for pool in pools:
         nodes = _growth_estimate(cluster, pool, budget)
-        if nodes is None or not budget.fits(with_nodes(cluster, pool, nodes)):
+        if nodes is None or not budget.fits(Grow(pool, nodes).apply(cluster)):
             continue
         nodes, proven = _fewest(partial(_fits_grown, budget, cluster, pool), nodes)
         growth[pool] = nodes
@@ -261,7 +261,7 @@ def _growth(
 
 
 def _fits_grown(budget: Budget, cluster: ResolvedCluster, pool: str, nodes: int) -> bool | None:
-    return budget.fits(with_nodes(cluster, pool, nodes))
+    return budget.fits(Grow(pool, nodes).apply(cluster))
 
 
 def _growth_estimate(cluster: ResolvedCluster, pool: str, budget: Budget) -> int | None:
@@ -306,17 +306,15 @@ def _cut_fixes(cluster: ResolvedCluster, cuts: dict[str, int], fewest: bool) -> 
     ]
     unproven = "" if fewest else " (a smaller cut may exist: it was not proven in time)"
     hint = f"to make cluster {cluster.name} fit: cut {', '.join(parts)}{unproven}"
-    return [Fix(hint, with_cuts(cluster, cuts))]
+    return [Fix(hint, Cut(tuple(sorted(cuts.items()))))]
 
 
-def _growth_fixes(
-    cluster: ResolvedCluster, growth: dict[str, int], fewest: frozenset[str]
-) -> list[Fix]:
+def _growth_fixes(growth: dict[str, int], fewest: frozenset[str]) -> list[Fix]:
     return [
         Fix(
             f"or add {nodes} node{'s' if nodes != 1 else ''} to pool {pool}"
             + ("" if pool in fewest else " (fewer may do: it was not proven in time)"),
-            with_nodes(cluster, pool, nodes),
+            Grow(pool, nodes),
         )
         for pool, nodes in sorted(growth.items())
     ]
@@ -331,7 +329,7 @@ def _gang_fixes(cluster: ResolvedCluster, guarantees: tuple[Guarantee, ...]) -> 
             f"or let the gangs of tier {tier.name} ({', '.join(teams)}) use whole nodes: it "
             f"keeps each within one value of {tier.spec.gang_match_attribute}"
         )
-        fixes.append(Fix(hint, ungrouped(cluster, tier_name)))
+        fixes.append(Fix(hint, Ungroup(tier_name)))
     return fixes
 
 
@@ -341,13 +339,11 @@ def _taint_fixes(
     fixes = []
     for taint in taints:
         key = taint.taint.spec.key
-        fixes.append(
-            Fix(f"or remove device taint {taint.name} ({key})", without_taint(cluster, taint.name))
-        )
+        fixes.append(Fix(f"or remove device taint {taint.name} ({key})", RemoveTaint(taint.name)))
         teams = sorted({g.team.name for g in guarantees} - set(taint.tolerated_by))
         if teams:
             hint = f"or let team{'s' if len(teams) > 1 else ''} {', '.join(teams)} tolerate {key}"
-            fixes.append(Fix(hint, tolerating(cluster, taint.name, teams)))
+            fixes.append(Fix(hint, Tolerate(taint.name, tuple(teams))))
     return fixes
 
 

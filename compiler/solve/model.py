@@ -137,7 +137,10 @@ def _group_configs(
     }
     options = gpu_options(group.pool, profiles if group.allows_mig else set())
     groups = tuple(sorted({i.within for i in items if i.size > 1}))
-    return node_configs(group.pool, options, group.device_taints, groups)
+    usable = frozenset(
+        t for t in {frozenset(), *group.device_taints} if any(t <= i.tolerates for i in items)
+    )
+    return node_configs(group.pool, options, group.device_taints, groups, usable)
 
 
 EVERYTHING = Scenario()

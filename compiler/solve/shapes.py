@@ -15,15 +15,20 @@ from __future__ import annotations
 import hashlib
 import math
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from itertools import combinations_with_replacement, product
+from typing import TypeVar
+
+import numpy as np
 
 from compiler.catalog import GpuModel, enumerate_layouts
 from compiler.resolve import ResolvedPool
 
 WHOLE = "whole"
 ALL_DISABLED = "all-disabled"
+T = TypeVar("T")
 MAX_NODE_CONFIGS = 2_000
 """A bound on configurations per pool, far above what real policies produce."""
 
@@ -139,71 +144,141 @@ def node_configs(
     options: list[GpuOption],
     taints: tuple[frozenset[str], ...] = (),
     groups: tuple[int, ...] = (),
+    usable: frozenset[frozenset[str]] = frozenset({frozenset()}),
 ) -> list[NodeConfig]:
     """The configurations a node of `pool` may take; for `mig: mixed`, one per way of giving
     options to GPUs up to the node's symmetries: `taints` per GPU index, `groups` the sizes of
-    the GPU groups gangs must stay within (consecutive indices, each size dividing the next)."""
+    the GPU groups gangs of more than one device must stay within (consecutive indices, each
+    size dividing the next; the node's width for a gang anywhere on the node, 1 for one GPU).
+
+    Where no gang must stay within a block smaller than the node (or a group), only how many
+    devices of each kind the block offers on GPUs of each taint matters, not which GPU holds
+    them: such blocks keep one arrangement per device count, and none whose counts another
+    arrangement matches or exceeds in every kind (it could serve nothing the other cannot).
+    Devices of GPUs whose taints are not `usable` (no guarantee tolerates them) count for
+    nothing, so such GPUs stay whole there.
+    """
     width = pool.pool.gpus_per_node
     if pool.pool.mig != "mixed":
         return [NodeConfig((option,) * width) for option in options]
     sizes = [1, *sorted(s for s in set(groups) if 1 < s < width and width % s == 0), width]
+    finest = min((s for s in groups if s < width), default=width)
     gpu_taints = taints or (frozenset(),) * width
-    count = _count(len(options), gpu_taints, tuple(sizes), 0, len(sizes) - 1)
-    if count > MAX_NODE_CONFIGS:
-        raise ValueError(
-            f"pool {pool.pool.name}: {count} mixed MIG configurations per node; "
-            "use `mig: allowed` or fewer MIG tiers on this pool"
-        )
-    return [
-        NodeConfig(c)
-        for c in _arrangements(tuple(options), gpu_taints, tuple(sizes), 0, len(sizes) - 1)
-    ]
+    shape = _Shape(tuple(options), gpu_taints, tuple(sizes), finest, usable, pool.pool.name)
+    return [NodeConfig(c) for c in shape.arrangements(0, len(sizes) - 1)]
 
 
-def _children(
-    taints: tuple[frozenset[str], ...], sizes: tuple[int, ...], start: int, level: int
-) -> list[list[int]]:
-    """The starts of a block's children, grouped by their GPUs' taints (interchangeable)."""
-    child = sizes[level - 1]
-    classes: dict[tuple[frozenset[str], ...], list[int]] = {}
-    for at in range(start, start + sizes[level], child):
-        classes.setdefault(taints[at : at + child], []).append(at)
-    return list(classes.values())
+Block = tuple[GpuOption, ...]
+Counts = np.ndarray
+"""Devices a block offers, one column per (GPU taints, device kind)."""
 
 
-def _count(
-    options: int, taints: tuple[frozenset[str], ...], sizes: tuple[int, ...], start: int, level: int
-) -> int:
-    if level == 0:
-        return options
-    total = 1
-    for starts in _children(taints, sizes, start, level):
-        kinds = _count(options, taints, sizes, starts[0], level - 1)
-        total *= math.comb(kinds + len(starts) - 1, len(starts))
-    return total
+@dataclass(frozen=True)
+class _Shape:
+    """What a `mig: mixed` node's configurations are enumerated over."""
+
+    options: tuple[GpuOption, ...]
+    taints: tuple[frozenset[str], ...]
+    sizes: tuple[int, ...]
+    finest: int
+    """The smallest group a gang of several devices must stay within."""
+    usable: frozenset[frozenset[str]]
+    """The GPU taint sets some guarantee tolerates."""
+    pool: str
+
+    def arrangements(self, start: int, level: int) -> list[Block]:
+        """Per-GPU options of the block at `start` of size `sizes[level]`, one per symmetry
+        class (and, where only counts matter, one per undominated count)."""
+        if level == 0:
+            return [(option,) for option in self.options]
+        collapse = self.finest >= self.sizes[level]
+        per_class = []
+        for starts in self._children(start, level):
+            inner = self.arrangements(starts[0], level - 1)
+            if collapse:
+                chosen = self._undominated_multisets(inner, starts[0], len(starts))
+            else:
+                self._check_size(math.comb(len(inner) + len(starts) - 1, len(starts)))
+                chosen = list(combinations_with_replacement(range(len(inner)), len(starts)))
+            per_class.append(
+                [dict(zip(starts, (inner[i] for i in c), strict=True)) for c in chosen]
+            )
+        self._check_size(math.prod(len(c) for c in per_class))
+        found = []
+        for parts in product(*per_class):
+            placed = {at: block for part in parts for at, block in part.items()}
+            found.append(tuple(o for at in sorted(placed) for o in placed[at]))
+        return self._undominated(found, start) if collapse else found
+
+    def _children(self, start: int, level: int) -> list[list[int]]:
+        """The starts of a block's children, grouped by their GPUs' taints (interchangeable)."""
+        child = self.sizes[level - 1]
+        classes: dict[tuple[frozenset[str], ...], list[int]] = {}
+        for at in range(start, start + self.sizes[level], child):
+            classes.setdefault(self.taints[at : at + child], []).append(at)
+        return list(classes.values())
+
+    @cached_property
+    def _kinds(self) -> dict[tuple[frozenset[str], str], int]:
+        """An index per (GPU taints, device kind) the node can offer."""
+        kinds = sorted({kind for option in self.options for kind in option_devices(option)})
+        taints = sorted(set(self.taints) & self.usable, key=sorted)
+        return {(t, kind): i for i, (t, kind) in enumerate(product(taints, kinds))}
+
+    def _counts(self, block: Block, start: int) -> Counts:
+        """Devices the block at `start` offers, per (GPU taints, device kind)."""
+        found = np.zeros(len(self._kinds), dtype=np.int64)
+        for taints, option in zip(self.taints[start:], block, strict=False):
+            if taints in self.usable:
+                for kind, count in option_devices(option).items():
+                    found[self._kinds[taints, kind]] += count
+        return found
+
+    def _undominated_multisets(
+        self, inner: list[Block], start: int, copies: int
+    ) -> list[tuple[int, ...]]:
+        """Multisets of `copies` indices into `inner` (children alike in taints), one per
+        undominated sum of counts: built child by child, pruning as it goes (a sum dominated
+        now stays dominated whatever is added to it)."""
+        counts = np.array([self._counts(block, start) for block in inner])
+        sums = np.zeros((1, len(self._kinds)), dtype=np.int64)
+        picks: list[tuple[int, ...]] = [()]
+        for _ in range(copies):
+            grown = (sums[:, None, :] + counts[None, :, :]).reshape(-1, counts.shape[1])
+            chosen = [tuple(sorted((*p, i))) for p in picks for i in range(len(inner))]
+            kept = _pareto(grown, chosen)
+            self._check_size(len(kept))
+            sums, picks = grown[kept], [chosen[i] for i in kept]
+        return sorted(picks)
+
+    def _undominated(self, blocks: list[Block], start: int) -> list[Block]:
+        counts = np.array([self._counts(block, start) for block in blocks])
+        return [blocks[i] for i in sorted(_pareto(counts, list(range(len(blocks)))))]
+
+    def _check_size(self, count: int) -> None:
+        if count > MAX_NODE_CONFIGS:
+            raise ValueError(
+                f"pool {self.pool}: over {MAX_NODE_CONFIGS} mixed MIG configurations per node; "
+                "use `mig: allowed`, fewer MIG tiers on this pool, or gangs that may use the "
+                "whole node"
+            )
 
 
-def _arrangements(
-    options: tuple[GpuOption, ...],
-    taints: tuple[frozenset[str], ...],
-    sizes: tuple[int, ...],
-    start: int,
-    level: int,
-) -> list[tuple[GpuOption, ...]]:
-    """Per-GPU options of the block at `start` of size `sizes[level]`, one per symmetry class."""
-    if level == 0:
-        return [(option,) for option in options]
-    per_class = []
-    for starts in _children(taints, sizes, start, level):
-        inner = _arrangements(options, taints, sizes, starts[0], level - 1)
-        per_class.append(
-            [
-                dict(zip(starts, (inner[i] for i in chosen), strict=True))
-                for chosen in combinations_with_replacement(range(len(inner)), len(starts))
-            ]
-        )
-    found = []
-    for parts in product(*per_class):
-        placed = {at: block for part in parts for at, block in part.items()}
-        found.append(tuple(o for at in sorted(placed) for o in placed[at]))
-    return found
+def _pareto(counts: np.ndarray, labels: Sequence[T]) -> list[int]:
+    """Rows of `counts` no other row matches or exceeds in every column: the first (by
+    smallest label) of each set of equal rows. A row is dominated only by rows of larger sum,
+    so rows are tried by decreasing sum against those kept so far."""
+    first: dict[bytes, int] = {}
+    for index, row in enumerate(counts):
+        key = row.tobytes()
+        if key not in first or labels[index] < labels[first[key]]:  # type: ignore[operator]
+            first[key] = index
+    rows = sorted(first.values(), key=lambda i: (-int(counts[i].sum()), labels[i]))
+    front = np.empty((len(rows), counts.shape[1]), dtype=counts.dtype)
+    kept: list[int] = []
+    for index in rows:
+        if kept and bool(np.all(front[: len(kept)] >= counts[index], axis=1).any()):
+            continue
+        front[len(kept)] = counts[index]
+        kept.append(index)
+    return kept
