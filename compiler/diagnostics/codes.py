@@ -248,7 +248,7 @@ CODES: dict[str, Code] = _codes(
         "a quota's tier selects no device in its cluster",
     ),
     Code("GF401", "infeasible", E, EXIT_POLICY, "the guarantees cannot all be served at once"),
-    Code("GF402", "model-too-large", E, EXIT_INTERNAL, "a pool's packing needs too many patterns"),
+    Code("GF402", "model-too-large", E, EXIT_INPUT, "a pool's packing needs too many patterns"),
     Code(
         "GF403",
         "gang-exceeds-group",
