@@ -16,6 +16,7 @@ from compiler.pipeline import Compiled, compile_policies
 from compiler.report.previous import read_previous_plans
 from compiler.solve import ClusterPlan
 from tests.fleets import write_tree
+from tests.plan_checker import check_written_plans
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE = REPO / "policies"
@@ -83,11 +84,35 @@ def run_cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., tuple[int, str,
     """Run `gpufleet ARGS...` in process; returns (exit code, stdout, stderr)."""
 
     def run(*args: str | Path) -> tuple[int, str, str]:
+        argv = [str(a) for a in args]
         try:
-            code = main([str(a) for a in args])
+            code = main(argv)
         except SystemExit as exit_:
             code = int(exit_.code or 0)
         captured = capsys.readouterr()
+        if code == 0:
+            assert_written_plans_hold(argv)
         return code, captured.out, captured.err
 
     return run
+
+
+def assert_written_plans_hold(argv: list[str]) -> None:
+    """After `gpufleet ARGV` succeeded: if it was a compile that wrote out/, every plan it
+    wrote holds by the independent checker (tests/plan_checker.py), judged against the
+    policies it compiled."""
+    if not argv or argv[0] != "compile" or "--check" in argv:
+        return
+    policies = Path(_option(argv, "--policies", "policies"))
+    problems = check_written_plans(policies, Path(_option(argv, "--out", "out")))
+    assert problems == [], f"gpufleet {' '.join(argv)} wrote plans that do not hold: {problems}"
+
+
+def _option(argv: list[str], name: str, default: str) -> str:
+    """The value of option `name` (`--name VALUE` or `--name=VALUE`), else its default."""
+    for index, arg in enumerate(argv):
+        if arg == name and index + 1 < len(argv):
+            return argv[index + 1]
+        if arg.startswith(name + "="):
+            return arg.split("=", 1)[1]
+    return default

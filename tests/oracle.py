@@ -1,245 +1,272 @@
-"""A brute-force feasibility oracle for tiny clusters, written independently of the solver.
+"""An exhaustive feasibility oracle for small clusters, independent of the solver.
 
-It tries every configuration of every node (whole GPUs, or any MIG layout the catalog's
-placement rules allow, projected on the profiles in demand; with `mig: mixed` every layout on
-every GPU index) and, for each, places gangs one by one by backtracking over concrete GPUs:
-device kinds, host memory and CPU, node and GPU taints (a GPU's taint covers its MIG devices),
-and the group a gang must stay within (its tier's match attribute: the node, a NUMA node or
-PCIe root of consecutive GPU indices, one GPU, one device). Exponential: only for the property
-tests' fleets of a few nodes.
+It reads the cluster itself (tests/oracle_policy.py: pools, tiers, guarantees and taints from
+the policy as written), places MIG instances by its own tables (tests/oracle_mig.py) and
+counts host memory and CPU by its own arithmetic (tests/oracle_host.py); it imports nothing
+from compiler.solve, compiler.resolve or compiler.catalog (tests/test_oracle_independence.py
+keeps it so).
+
+The search differs from the solver's model too. Node by node, it lists every way the node can
+be configured (whole GPUs, or per the pool's `mig` mode one MIG layout on every GPU or a layout
+per GPU, projected on the profiles some guarantee can use) and, for each, every multiset of
+gangs the node can hold at once: each gang takes devices of one kind its tier selects, all in
+one group of its tier's match attribute, on GPUs whose blocking taints (a GPU's taint covers its
+MIG devices) its team tolerates, and its devices' host shares must fit the node. Then it adds
+nodes up: the guarantees hold when the sums reach every guarantee's number of gangs.
+Exponential in the node's size: for the property tests' fleets of a few small nodes.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator
-from dataclasses import dataclass
-from functools import cache
-from itertools import combinations_with_replacement, product
+from dataclasses import dataclass, replace
+from itertools import pairwise
 
-from compiler.catalog import enumerate_layouts
-from compiler.resolve import Guarantee, ResolvedCluster, ResolvedPool
-from compiler.solve.model import host_limits
+from tests.oracle_host import Host
+from tests.oracle_mig import Layout, layouts
+from tests.oracle_policy import Inventory, Need, Pool
 
-GPU_SCOPED = {"gpu.nvidia.com/parentUUID", "resource.kubernetes.io/pciBusID"}
+Vector = tuple[int, ...]
+"""Gangs placed per guarantee (capped at the guarantee's number of gangs)."""
+Taints = tuple[tuple[str, ...], ...]
+"""Per GPU, the names of the blocking taints on it (and its MIG devices), sorted."""
+Free = tuple[tuple[tuple[str, ...], Layout], ...]
+"""Per GPU, its taints and the devices left: (profile or "" for the whole GPU, count) pairs."""
+WHOLE: Layout = (("", 1),)
+UNDECIDED: Layout = (("?", 0),)
+"""A GPU of a `mig: mixed` node whose layout no gang has needed yet."""
+
+
+def feasible(inventory: Inventory) -> bool:
+    """Whether every guarantee of the cluster can be served at once."""
+    return _Search(inventory).feasible()
 
 
 @dataclass(frozen=True)
-class Node:
-    pool: ResolvedPool
-    index: int
-    gpu_taints: tuple[frozenset[str], ...]
-    node_taints: frozenset[str]
+class _Gangs:
+    """Gangs that can stand in for each other: one tier, gang size and set of tolerated
+    taints (several guarantees may share them; their numbers of gangs add up)."""
+
+    need: Need
+    tolerated: frozenset[str]
 
 
-def _nodes(cluster: ResolvedCluster) -> list[Node]:
-    found = []
-    for pool in cluster.pools:
-        width = pool.pool.gpus_per_node
-        for index in range(pool.pool.nodes):
-            node_wide: set[str] = set()
-            per_gpu: list[set[str]] = [set() for _ in range(width)]
-            for taint in cluster.taints:
-                if not taint.blocks_scheduling:
-                    continue
-                for target in taint.targets:
-                    if target.pool.pool.name != pool.pool.name or index not in target.node_indices:
-                        continue
-                    if target.device is None:
-                        node_wide.add(taint.name)
-                    else:
-                        per_gpu[target.device].add(taint.name)
-            found.append(
-                Node(pool, index, tuple(frozenset(t) for t in per_gpu), frozenset(node_wide))
+class _Search:
+    def __init__(self, inventory: Inventory) -> None:
+        self.inventory = inventory
+        demand: dict[tuple[str, int, frozenset[str]], int] = {}
+        first: dict[tuple[str, int, frozenset[str]], Need] = {}
+        for need in inventory.needs:
+            if need.count:
+                key = (need.tier, need.gang, inventory.tolerated(need.team))
+                demand[key] = demand.get(key, 0) + need.count // need.gang
+                first.setdefault(key, need)
+        self.gangs = tuple(_Gangs(first[key], key[2]) for key in demand)
+        self.demand = tuple(demand.values())
+        self.zero = tuple(0 for _ in self.demand)
+        self.nodes: dict[tuple[str, Taints], frozenset[Vector]] = {}
+        self.moves: dict[tuple[str, Free, int], frozenset[Free]] = {}
+        self.layouts: dict[str, list[Layout]] = {}
+        self.reached: dict[tuple[str, Free, Host, int, int], frozenset[Vector]] = {}
+
+    def feasible(self) -> bool:
+        reached = frozenset({self.zero})
+        for pool in self.inventory.pools:
+            for node in range(pool.nodes):
+                taints = tuple(
+                    tuple(sorted(self.inventory.taints_on(pool.name, node, gpu)))
+                    for gpu in range(pool.width)
+                )
+                key = (pool.name, taints)
+                if key not in self.nodes:
+                    self.nodes[key] = self._node(pool, taints)
+                reached = _maximal(
+                    {
+                        tuple(min(r + a, d) for r, a, d in zip(old, add, self.demand, strict=True))
+                        for old in reached
+                        for add in self.nodes[key]
+                    }
+                )
+        return self.demand in reached
+
+    def _node(self, pool: Pool, taints: Taints) -> frozenset[Vector]:
+        """The maximal gang vectors one node can hold, over every configuration. A node of a
+        `mig: mixed` pool starts with every GPU undecided: a GPU takes one of its layouts when
+        a gang first uses it (an unused GPU may run anything)."""
+        choices = self._choices(pool)
+        if pool.mig == "mixed":
+            configs: list[tuple[Layout, ...]] = [(UNDECIDED,) * pool.width]
+        else:
+            configs = [(choice,) * pool.width for choice in choices]
+        starts = {_canonical(pool, tuple(zip(taints, c, strict=True))) for c in configs}
+        return _maximal({v for free in starts for v in self._reach(pool, free, pool.room, 0, 0)})
+
+    def _choices(self, pool: Pool) -> list[Layout]:
+        """What one GPU of the pool may run: whole, or a MIG layout projected on the profiles
+        some guarantee can use there (a layout another one covers is left out: more devices
+        never make a placement impossible)."""
+        if pool.name in self.layouts:
+            return self.layouts[pool.name]
+        wanted = {
+            profile
+            for gangs in self.gangs
+            for (kind_pool, profile) in self.inventory.tiers[gangs.need.tier].kinds
+            if kind_pool == pool.name and profile
+        }
+        choices = [WHOLE]
+        if pool.mig != "disabled":
+            projected = {
+                tuple((p, n) for p, n in layout if p in wanted) for layout in layouts(pool.gpu)
+            }
+            projected.discard(())
+            choices += sorted(
+                mine
+                for mine in projected
+                if not any(other != mine and _covers(other, mine) for other in projected)
             )
-    return found
+        self.layouts[pool.name] = choices
+        return choices
 
+    def _reach(
+        self, pool: Pool, free: Free, room: Host, first: int, placed: int
+    ) -> frozenset[Vector]:
+        """The maximal gang vectors a node can still add from this state, placing gangs in
+        the order of their classes (so each multiset is tried once per way to place it):
+        `placed` gangs of class `first` are on it already, and none of a later class."""
+        key = (pool.name, free, room, first, placed)
+        if key in self.reached:
+            return self.reached[key]
+        found = {self.zero}
+        for index in range(first, len(self.gangs)):
+            already = placed if index == first else 0
+            if already >= self.demand[index]:
+                continue
+            need = self.gangs[index].need
+            cost = self.inventory.tiers[need.tier].share * need.gang
+            if not cost.fits_in(room):
+                continue
+            moves = (pool.name, free, index)
+            if moves not in self.moves:
+                self.moves[moves] = frozenset(
+                    _canonical(pool, after) for after in self._gangs(pool, free, index)
+                )
+            for after in self.moves[moves]:
+                for vector in self._reach(pool, after, room - cost, index, already + 1):
+                    found.add(tuple(v + (i == index) for i, v in enumerate(vector)))
+        result = _maximal(found)
+        self.reached[key] = result
+        return result
 
-def _gpu_choices(node: Node, profiles: set[str]) -> list[tuple[tuple[str, int], ...]]:
-    """Per-GPU choices: () is a whole GPU, else (profile, count) pairs of relevant profiles.
-    A layout whose relevant devices another layout also offers (and more) is left out: more
-    devices never make a placement impossible."""
-    projected = set()
-    if node.pool.pool.mig != "disabled":
-        for layout in enumerate_layouts(node.pool.model):
-            relevant = tuple((p, n) for p, n in layout.counts if p in profiles)
-            if relevant:
-                projected.add(relevant)
-    kept = {
-        mine
-        for mine in projected
-        if not any(
-            other != mine and all(dict(other).get(p, 0) >= n for p, n in mine)
-            for other in projected
-        )
-    }
-    return sorted(kept | {()})
-
-
-Config = tuple[tuple[tuple[str, int], ...], ...]
-
-
-def _node_configs(node: Node, profiles: set[str]) -> list[Config]:
-    width = node.pool.pool.gpus_per_node
-    choices = _gpu_choices(node, profiles)
-    if node.pool.pool.mig != "mixed":
-        return [(choice,) * width for choice in choices]
-    if len(set(node.gpu_taints)) == 1 and width <= 2:  # the GPUs are interchangeable
-        return list(combinations_with_replacement(choices, width))
-    return list(product(choices, repeat=width))
-
-
-def _cluster_configs(nodes: list[Node], profiles: set[str]) -> Iterator[tuple[Config, ...]]:
-    """Every configuration of every node; nodes of a pool with the same taints are
-    interchangeable, so they take a multiset of configurations."""
-    classes: dict[tuple[str, tuple[frozenset[str], ...], frozenset[str]], list[int]] = {}
-    for index, node in enumerate(nodes):
-        key = (node.pool.pool.name, node.gpu_taints, node.node_taints)
-        classes.setdefault(key, []).append(index)
-    members = list(classes.values())
-    options = [
-        list(combinations_with_replacement(_node_configs(nodes[m[0]], profiles), len(m)))
-        for m in members
-    ]
-    for chosen in product(*options):
-        configs: list[Config] = [()] * len(nodes)
-        for indices, picks in zip(members, chosen, strict=True):
-            for index, config in zip(indices, picks, strict=True):
-                configs[index] = config
-        yield tuple(configs)
-
-
-def group_size(cluster: ResolvedCluster, guarantee: Guarantee, pool: ResolvedPool) -> int:
-    """GPUs per group a gang of the guarantee must stay within on `pool` (0: one device)."""
-    width = pool.pool.gpus_per_node
-    attribute = cluster.tier(guarantee.tier).tier.spec.gang_match_attribute
-    if guarantee.gang == 1 or attribute is None:
-        return width
-    if attribute.endswith("/uuid"):
-        return 0
-    if attribute in GPU_SCOPED:
-        return 1
-    topology = pool.topology
-    if attribute == "resource.kubernetes.io/numaNode" and topology.numa_node:
-        return topology.numa_node.gpus
-    if attribute == "resource.kubernetes.io/pcieRoot" and topology.pcie_root:
-        return topology.pcie_root.gpus
-    return width  # productName and the like: every device of the node
-
-
-def feasible(cluster: ResolvedCluster) -> bool:
-    """Whether every guarantee of the cluster can be served at once."""
-    nodes = _nodes(cluster)
-    profiles = {
-        k.profile_name
-        for g in cluster.guarantees
-        for k in cluster.tier(g.tier).kinds
-        if k.profile_name
-    }
-    gangs: list[Guarantee] = sorted(
-        (g for g in cluster.guarantees for _ in range(g.count // g.gang)),
-        key=lambda g: (-g.gang, g.key),
-    )
-    tolerant = {
-        g.key: frozenset(t.name for t in cluster.taints if g.team.name in t.tolerated_by)
-        for g in cluster.guarantees
-    }
-    hosts = [host_limits(cluster, node.pool) for node in nodes]
-    for configs in _cluster_configs(nodes, profiles):
-        state = tuple(
-            (
-                _canonical(
-                    node.pool,
-                    tuple(
-                        (taints, (("gpu", 1),) if not gpu else tuple(sorted(gpu)))
-                        for taints, gpu in zip(node.gpu_taints, config, strict=True)
-                    ),
-                ),
-                host.memory,
-                host.cpu_millis,
+    def _gangs(self, pool: Pool, free: Free, index: int) -> Iterator[Free]:
+        """Every way to take one gang of class `index` from a node's free devices."""
+        need, tolerated = self.gangs[index].need, self.gangs[index].tolerated
+        usable = [g for g in range(pool.width) if set(free[g][0]) <= tolerated]
+        for kind_pool, profile in sorted(self.inventory.tiers[need.tier].kinds):
+            if kind_pool != pool.name:
+                continue
+            size = self.inventory.group(need, pool, profile)
+            if size is None or (size == 0 and need.gang > 1):
+                continue
+            blocks = (
+                [[g] for g in usable]
+                if size == 0
+                else [
+                    [g for g in usable if start <= g < start + size]
+                    for start in range(0, pool.width, size)
+                ]
             )
-            for node, config, host in zip(nodes, configs, hosts, strict=True)
-        )
-        if _place(cluster, nodes, tuple(gangs), tolerant, state):
-            return True
-    return False
+            for block in blocks:
+                yield from _take(free, profile, block, need.gang, self._choices(pool))
 
 
-def _order(block: tuple) -> list:  # type: ignore[type-arg]
-    return [(sorted(taints), held) for taints, held in block]
-
-
-def _canonical(pool: ResolvedPool, gpus: tuple) -> tuple:  # type: ignore[type-arg]
-    """The node's GPUs (taints, devices left) up to its symmetries: sibling PCIe roots, NUMA
-    nodes and GPUs within them may be swapped, so each block's children are sorted."""
-    width = pool.pool.gpus_per_node
-    sizes = sorted(
-        {g.gpus for g in (pool.topology.numa_node, pool.topology.pcie_root) if g}
-        & set(range(2, width))
-    )
-    blocks = [(gpu,) for gpu in gpus]
-    for size in [*sizes, width]:
-        step = size // (len(gpus) // len(blocks))
+def _canonical(pool: Pool, free: Free) -> Free:
+    """The node's state up to its symmetries: GPUs within the finest group, and groups within
+    the next coarser one, may be swapped (with their taints) without changing what fits."""
+    sizes = sorted({s for s in (pool.pcie_root, pool.numa_node) if s and 1 < s < pool.width})
+    sizes.append(pool.width)
+    if any(big % small for small, big in pairwise(sizes)):
+        return free
+    blocks: list[Free] = [(gpu,) for gpu in free]
+    done = 1
+    for size in sizes:
+        step = size // done
         blocks = [
-            tuple(b for child in sorted(blocks[i : i + step], key=_order) for b in child)
+            tuple(gpu for child in sorted(blocks[i : i + step]) for gpu in child)
             for i in range(0, len(blocks), step)
         ]
+        done = size
     return blocks[0]
 
 
-def _take(free: tuple, kind: str, gpus: list[int], want: int) -> list[tuple]:  # type: ignore[type-arg]
-    """Every way to take `want` devices of `kind` from the given GPUs: the new per-GPU state."""
-    results = []
-
-    def walk(at: int, need: int, current: list) -> None:  # type: ignore[type-arg]
-        if need == 0:
-            results.append(tuple(current))
-            return
-        if at == len(gpus):
-            return
-        gpu = gpus[at]
-        taints, held = current[gpu]
-        for take in range(min(need, dict(held).get(kind, 0)), -1, -1):
-            left = dict(held)
-            if take:
-                left[kind] -= take
-            current[gpu] = (taints, tuple(sorted(left.items())))
-            walk(at + 1, need - take, current)
-        current[gpu] = (taints, held)
-
-    walk(0, want, list(free))
-    return results
+def _take(
+    free: Free, profile: str, gpus: list[int], want: int, choices: list[Layout]
+) -> Iterator[Free]:
+    """Every way to take `want` devices of `profile` from the given GPUs (an undecided GPU
+    that gives some takes a layout that has them)."""
+    if want == 0:
+        yield free
+        return
+    if not gpus:
+        return
+    gpu, rest = gpus[0], gpus[1:]
+    taints, held = free[gpu]
+    for layout in [c for c in choices if dict(c).get(profile)] if held == UNDECIDED else [held]:
+        have = dict(layout).get(profile, 0)
+        for take in range(min(want, have), 0, -1):
+            left = tuple((p, n - take if p == profile else n) for p, n in layout)
+            changed = (*free[:gpu], (taints, tuple((p, n) for p, n in left if n)), *free[gpu + 1 :])
+            yield from _take(changed, profile, rest, want - take, choices)
+    yield from _take(free, profile, rest, want, choices)
 
 
-def _place(cluster, nodes, gangs, tolerant, state) -> bool:  # type: ignore[no-untyped-def]
-    @cache
-    def go(index: int, state: tuple) -> bool:  # type: ignore[type-arg]
-        if index == len(gangs):
-            return True
-        gang = gangs[index]
-        spec = cluster.tier(gang.tier).tier.spec
-        memory = math.ceil(spec.host_memory_per_gpu or 0) * gang.gang
-        cpu = math.ceil((spec.cpu_per_gpu or 0) * 1000) * gang.gang
-        tolerates = tolerant[gang.key]
-        for n, node in enumerate(nodes):
-            free, free_memory, free_cpu = state[n]
-            if memory > free_memory or cpu > free_cpu or not node.node_taints <= tolerates:
-                continue
-            width = node.pool.pool.gpus_per_node
-            size = group_size(cluster, gang, node.pool)
-            if size == 0:
-                continue  # a gang of several devices never shares one device value
-            usable = [i for i in range(width) if free[i][0] <= tolerates]
-            for kind in cluster.tier(gang.tier).kinds:
-                if kind.pool != node.pool.pool.name:
-                    continue
-                device = kind.profile_name or "gpu"
-                for start in range(0, width, size):
-                    block = [i for i in usable if start <= i < start + size]
-                    for after in _take(free, device, block, gang.gang):
-                        moved = (_canonical(node.pool, after), free_memory - memory, free_cpu - cpu)
-                        if go(index + 1, (*state[:n], moved, *state[n + 1 :])):
-                            return True
-        return False
+def _covers(big: Layout, small: Layout) -> bool:
+    have = dict(big)
+    return all(have.get(p, 0) >= n for p, n in small)
 
-    return go(0, state)
+
+def _maximal(vectors: set[Vector]) -> frozenset[Vector]:
+    """The vectors no other one is at least as large as, component by component."""
+    return frozenset(
+        v
+        for v in vectors
+        if not any(o != v and all(a >= b for a, b in zip(o, v, strict=True)) for o in vectors)
+    )
+
+
+# -- edits, for checking explanations and fixes ------------------------------------------------
+
+
+def without(inventory: Inventory, guarantee: str = "", taint: str = "") -> Inventory:
+    """The cluster without one guarantee or one taint."""
+    return replace(
+        inventory,
+        needs=tuple(n for n in inventory.needs if n.key != guarantee),
+        taints=tuple(t for t in inventory.taints if t.name != taint),
+    )
+
+
+def only(inventory: Inventory, guarantees: set[str], taints: set[str]) -> Inventory:
+    """The cluster with these guarantees and, of the blocking taints, these only."""
+    return replace(
+        inventory,
+        needs=tuple(n for n in inventory.needs if n.key in guarantees),
+        taints=tuple(t for t in inventory.taints if t.name in taints or not t.blocks),
+    )
+
+
+def with_cuts(inventory: Inventory, cuts: dict[str, int]) -> Inventory:
+    """The cluster with some guarantees cut by the given numbers of devices."""
+    return replace(
+        inventory,
+        needs=tuple(replace(n, count=n.count - cuts.get(n.key, 0)) for n in inventory.needs),
+    )
+
+
+def with_nodes(inventory: Inventory, pool: str, extra: int) -> Inventory:
+    """The cluster with `extra` more nodes in `pool` (a taint on every node covers them)."""
+    return replace(
+        inventory,
+        pools=tuple(
+            replace(p, nodes=p.nodes + extra) if p.name == pool else p for p in inventory.pools
+        ),
+    )

@@ -1,14 +1,15 @@
-"""Property tests: on random small fleets the solver agrees with a brute-force oracle, every
-reported conflict is minimal, every suggested fix really makes the fleet feasible, and every
-plan passes the independent plan checker (gangs within their topology groups, tainted devices,
-MIG ones included, only for teams that tolerate them).
+"""Property tests: on random small fleets the solver agrees with the independent oracle
+(tests/oracle.py, which reads the policy itself), every reported conflict is minimal by the
+oracle, every suggested fix really makes the fleet feasible by the oracle (and a node fewer
+does not, where the fix says it is the fewest), and every plan passes the independent plan
+checker (gangs within their topology groups, tainted devices, MIG ones included, only for teams
+that tolerate them). tests/test_oracle_agreement.py compares verdicts on a few hundred more.
 
 More examples on demand: GPUFLEET_PROPERTY_EXAMPLES=2000 pytest tests/test_solver_properties.py
 """
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import tempfile
 from pathlib import Path
@@ -20,12 +21,13 @@ from compiler.catalog import load_catalog
 from compiler.diagnostics import CompileError
 from compiler.load import load_policies
 from compiler.model import build_policies
+from compiler.model.build import Policies
 from compiler.resolve import ResolvedCluster, resolve
-from compiler.solve.explain import find_conflict
-from compiler.solve.runner import Deadline
+from compiler.solve.explain import Budget, find_conflict
 from compiler.solve.solver import solve_cluster
 from tests import fleets
-from tests.oracle import feasible
+from tests.oracle import feasible, only, with_cuts, with_nodes, without
+from tests.oracle_policy import Inventory, read_cluster
 from tests.plan_checker import check_plan
 
 EXAMPLES = int(os.environ.get("GPUFLEET_PROPERTY_EXAMPLES", "100"))
@@ -104,17 +106,18 @@ def fleet_files(draw: st.DrawFn) -> dict[str, str]:
     return files
 
 
-def resolved(files: dict[str, str]) -> ResolvedCluster | None:
+def resolved(files: dict[str, str]) -> tuple[Policies, ResolvedCluster] | None:
     with tempfile.TemporaryDirectory() as directory:
         root = fleets.write_tree(Path(directory), files)
         try:
-            fleet = resolve(build_policies(load_policies(root)), load_catalog())
+            policies = build_policies(load_policies(root))
+            fleet = resolve(policies, load_catalog())
         except CompileError:
             return None
-    return fleet.clusters[0]
+    return policies, fleet.clusters[0]
 
 
-def solver_verdict(cluster: ResolvedCluster) -> str:
+def solver_verdict(cluster: ResolvedCluster, inventory: Inventory) -> str:
     """`feasible` (its plan passing the independent checker), or the diagnostic code saying why
     not: GF401, or GF403 for gangs bigger than every group they may use."""
     try:
@@ -123,88 +126,34 @@ def solver_verdict(cluster: ResolvedCluster) -> str:
         codes = sorted({d.code for d in error.diagnostics})
         assert codes in (["GF401"], ["GF403"]), error.diagnostics
         return codes[0]
-    assert check_plan(cluster, plan.to_json()) == []
+    assert check_plan(inventory, plan.to_json()) == []
     return "feasible"
-
-
-def without(cluster: ResolvedCluster, guarantee: str = "", taint: str = "") -> ResolvedCluster:
-    return dataclasses.replace(
-        cluster,
-        guarantees=tuple(g for g in cluster.guarantees if g.key != guarantee),
-        taints=tuple(t for t in cluster.taints if t.name != taint),
-    )
-
-
-def with_cuts(cluster: ResolvedCluster, cuts: dict[str, int]) -> ResolvedCluster:
-    return dataclasses.replace(
-        cluster,
-        guarantees=tuple(
-            dataclasses.replace(g, count=g.count - cuts.get(g.key, 0)) for g in cluster.guarantees
-        ),
-    )
-
-
-def with_nodes(cluster: ResolvedCluster, pool: str, extra: int) -> ResolvedCluster:
-    def grow(p):  # type: ignore[no-untyped-def]
-        if p.pool.name != pool:
-            return p
-        return dataclasses.replace(
-            p, pool=p.pool.model_copy(update={"nodes": p.pool.nodes + extra})
-        )
-
-    pools = tuple(grow(p) for p in cluster.pools)
-    tiers = tuple(
-        dataclasses.replace(
-            t,
-            kinds=tuple(
-                next(k for p in pools for k in p.kinds if k.key == kind.key) for kind in t.kinds
-            ),
-        )
-        for t in cluster.tiers
-    )
-    return dataclasses.replace(
-        cluster,
-        pools=pools,
-        tiers=tiers,
-        taints=tuple(
-            dataclasses.replace(
-                t,
-                targets=tuple(
-                    dataclasses.replace(
-                        x, pool=next(p for p in pools if p.pool.name == x.pool.pool.name)
-                    )
-                    for x in t.targets
-                ),
-            )
-            for t in cluster.taints
-        ),
-    )
 
 
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(fleet_files())
 def test_solver_agrees_with_brute_force_and_explains_minimally(files: dict[str, str]) -> None:
-    cluster = resolved(files)
-    assume(cluster is not None and cluster.guarantees)
-    assert cluster is not None
-    verdict = solver_verdict(cluster)
-    assert (verdict == "feasible") == feasible(cluster)
+    found = resolved(files)
+    assume(found is not None and found[1].guarantees)
+    assert found is not None
+    policies, cluster = found
+    inventory = read_cluster(policies, cluster.name)
+    verdict = solver_verdict(cluster, inventory)
+    assert (verdict == "feasible") == feasible(inventory)
     if verdict != "GF401":
         return
-    conflict = find_conflict(cluster, Deadline(30.0))
-    assert conflict.guarantees
-    restricted = dataclasses.replace(
-        cluster,
-        guarantees=conflict.guarantees,
-        taints=tuple(t for t in cluster.taints if t in conflict.taints or not t.blocks_scheduling),
+    conflict = find_conflict(cluster, Budget(30.0))
+    assert conflict.guarantees and conflict.minimal and conflict.complete
+    restricted = only(
+        inventory, {g.key for g in conflict.guarantees}, {t.name for t in conflict.taints}
     )
     assert not feasible(restricted)
     for guarantee in conflict.guarantees:
         assert feasible(without(restricted, guarantee=guarantee.key))
     for taint in conflict.taints:
         assert feasible(without(restricted, taint=taint.name))
-    assert conflict.cuts and feasible(with_cuts(cluster, conflict.cuts))
+    assert conflict.cuts and feasible(with_cuts(inventory, conflict.cuts))
     for pool, extra in conflict.growth.items():
-        assert feasible(with_nodes(cluster, pool, extra))
-        if extra > 1:
-            assert not feasible(with_nodes(cluster, pool, extra - 1))
+        assert feasible(with_nodes(inventory, pool, extra))
+        if pool in conflict.fewest_growth and extra > 1:
+            assert not feasible(with_nodes(inventory, pool, extra - 1))

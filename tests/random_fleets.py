@@ -1,0 +1,291 @@
+"""Random small fleets for comparing the solver with the oracle, one per seed (same seed, same
+fleet, on every machine).
+
+A fleet has one or two clusters of one to three small pools (whole-GPU, `mig: allowed` and
+`mig: mixed` pools of H100, H200, A100 and L40S GPUs, topologies declared or from the board),
+kubelet reservations and host shares near the nodes' limits, tiers of whole GPUs or one MIG
+profile with gang match attributes, teams whose grants hold guarantees (some in one cluster
+only, some split between namespaces by the team's file, in gangs), and device taints on
+nodes and single GPUs that some teams tolerate. It is written in the grant layout.
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+from dataclasses import dataclass
+
+from tests.fleets import HEADER
+
+MODELS = {
+    # model -> the MIG profiles the generator uses
+    "H100-80GB": ("1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb", "1g.10gb+me"),
+    "A100-80GB": ("1g.10gb", "2g.20gb", "3g.40gb"),
+    "H200": ("1g.18gb", "3g.71gb"),
+    "L40S": (),
+}
+PER_GPU = {"1g": 7, "1g.20gb": 4, "2g": 3, "3g": 2}
+"""About how many instances of a profile one GPU holds (to keep most gangs placeable)."""
+BOARD = {"H100-80GB": (4, 2), "H200": (4, 2), "A100-80GB": (2, 2)}
+"""GPUs per NUMA node and PCIe root of 8-GPU boards."""
+FAMILIES = {"H100-80GB": "H100", "A100-80GB": "A100", "H200": "H200", "L40S": "L40S"}
+WHOLE_ATTRIBUTES = (
+    None,
+    None,
+    None,
+    "resource.kubernetes.io/pcieRoot",
+    "resource.kubernetes.io/pcieRoot",
+    "resource.kubernetes.io/numaNode",
+    "resource.kubernetes.io/numaNode",
+    "gpu.nvidia.com/productName",
+    "resource.kubernetes.io/pciBusID",
+    "gpu.nvidia.com/uuid",
+)
+MIG_ATTRIBUTES = (
+    None,
+    None,
+    "gpu.nvidia.com/parentUUID",
+    "gpu.nvidia.com/parentUUID",
+    "resource.kubernetes.io/pciBusID",
+    "resource.kubernetes.io/pcieRoot",
+    "gpu.nvidia.com/profile",
+)
+DRIVERS = ("0.5", "0.5", "0.5", "0.4", "25.12", "25.8")
+ATTRIBUTE_RELEASES = {
+    # the attributes the generator uses that not every driver release publishes
+    "resource.kubernetes.io/numaNode": ("0.5",),
+    "resource.kubernetes.io/pciBusID": ("25.12", "0.4", "0.5"),
+}
+TAINT_KEYS = ("example.com/ecc", "example.com/burn-in")
+
+
+@dataclass(frozen=True)
+class _Pool:
+    name: str
+    model: str
+    mig: str
+    width: int
+    numa: int
+    pcie: int
+
+    def group(self, attribute: str | None, profile: str) -> int:
+        """About how many devices of `profile` ("": whole GPUs) share a value of `attribute`."""
+        if profile and (self.mig == "disabled" or profile not in MODELS[self.model]):
+            return 0
+        per_gpu = 1
+        if profile:
+            per_gpu = next((n for p, n in PER_GPU.items() if profile.startswith(p)), 1)
+            per_gpu = 1 if profile.endswith("+me") or profile.startswith(("4g", "7g")) else per_gpu
+        gpus = {
+            None: self.width,
+            "resource.kubernetes.io/pcieRoot": self.pcie,
+            "resource.kubernetes.io/numaNode": self.numa,
+            "gpu.nvidia.com/productName": self.width,
+            "gpu.nvidia.com/profile": self.width,
+            "gpu.nvidia.com/uuid": 0,
+        }.get(attribute, 1)
+        return per_gpu * gpus if gpus else 1
+
+
+def fleet(seed: int) -> dict[str, str]:
+    """The policy files of fleet `seed`: {relative path: YAML}."""
+    rng = random.Random(seed)
+    clusters = ["c1", "c2"][: rng.choice([1, 1, 2])]
+    driver = rng.choice(DRIVERS)
+    files: dict[str, str] = {}
+    pools: dict[str, list[_Pool]] = {}
+    for cluster in clusters:
+        text, pools[cluster] = _cluster(rng, cluster, driver)
+        files[f"clusters/{cluster}.yaml"] = text
+    tiers = _tiers(rng, [p for c in clusters for p in pools[c]], driver)
+    for name, spec in tiers.items():
+        files[f"tiers/{name}.yaml"] = (
+            HEADER + f"kind: GpuTier\nmetadata: {{name: {name}}}\nspec: {spec.spec}\n"
+        )
+    taints = _taints(rng, clusters, pools, files)
+    for index in range(rng.randint(1, 4)):
+        grant, team = _team(rng, f"t{index}", clusters, pools, tiers, taints)
+        files[f"grants/t{index}.yaml"] = grant
+        if team:
+            files[f"teams/t{index}.yaml"] = team
+    return files
+
+
+def _cluster(rng: random.Random, name: str, driver: str) -> tuple[str, list[_Pool]]:
+    pools, lines = [], []
+    for index in range(rng.randint(1, 3)):
+        model = rng.choice(list(MODELS))
+        mig = rng.choice(["disabled", "allowed", "mixed"]) if MODELS[model] else "disabled"
+        width = rng.choice({"mixed": [2, 2, 2, 4], "allowed": [2, 4]}.get(mig, [2, 4, 8]))
+        nodes = 1 if mig == "mixed" else rng.randint(1, 3)
+        fields = [
+            f"name: p{index}",
+            f"nodes: {nodes}",
+            f"gpu: {model}",
+            f"gpusPerNode: {width}",
+            f"hostMemory: {rng.choice(['400Gi', '600Gi', '800Gi', '2Ti'])}",
+            f"cpu: {rng.choice([32, 48, 64])}",
+            f"mig: {mig}",
+        ]
+        numa, pcie = BOARD.get(model, (0, 0)) if width == 8 else (0, 0)
+        if not numa or rng.random() < 0.3:  # else the board's grouping (8-GPU HGX, DGX)
+            numa = rng.choice([n for n in (1, 2, 4, 8) if width % n == 0])
+            pcie = rng.choice([n for n in (1, 2, 4) if numa % n == 0])
+            fields.append(f"topology: {{numaNode: {numa}, pcieRoot: {pcie}}}")
+        lines.append("    - {" + ", ".join(fields) + "}\n")
+        pools.append(_Pool(f"p{index}", model, mig, width, numa, pcie))
+    kubelet = ""
+    if rng.random() < 0.6:
+        parts = []
+        if rng.random() < 0.7:
+            parts.append(
+                f"systemReserved: {{cpu: {rng.choice(['500m', '1', '2'])}, "
+                f"memory: {rng.choice(['512Mi', '1Gi', '16Gi'])}}}"
+            )
+        if rng.random() < 0.5:
+            parts.append(f"kubeReserved: {{cpu: {rng.choice(['1', '1500m'])}, memory: 8Gi}}")
+        if rng.random() < 0.5:
+            parts.append(f"evictionHardMemory: {rng.choice(['0', '1Gi', '100Mi', '500Mi'])}")
+        kubelet = "  kubelet: {" + ", ".join(parts) + "}\n" if parts else ""
+    text = (
+        HEADER
+        + f'kind: Cluster\nmetadata: {{name: {name}}}\nspec:\n  kubernetesVersion: "1.36"\n'
+        + f'  driverVersion: "{driver}"\n'
+        + "  apiServer: {featureGates: {DRADeviceTaintRules: true}, "
+        + "runtimeConfig: {resource.k8s.io/v1beta2/devicetaintrules: true}}\n"
+        + kubelet
+        + "  nodePools:\n"
+        + "".join(lines)
+    )
+    return text, pools
+
+
+@dataclass(frozen=True)
+class _Tier:
+    spec: str
+    models: tuple[str, ...]
+    profile: str
+    attribute: str | None
+
+    def serves(self, pools: list[_Pool]) -> bool:
+        """Whether the tier selects some device of these pools."""
+        return self.largest_gang(pools) > 0
+
+    def largest_gang(self, pools: list[_Pool]) -> int:
+        """About the largest gang the tier can place on one of these pools."""
+        return max(
+            (p.group(self.attribute, self.profile) for p in pools if p.model in self.models),
+            default=0,
+        )
+
+
+def _tiers(rng: random.Random, pools: list[_Pool], driver: str) -> dict[str, _Tier]:
+    """name -> tier."""
+    tiers: dict[str, _Tier] = {}
+    models = sorted({p.model for p in pools})
+    profiles = sorted({(p.model, x) for p in pools if p.mig != "disabled" for x in MODELS[p.model]})
+    for index in range(rng.randint(1, 3)):
+        fields = []
+        if profiles and rng.random() < 0.5:
+            model, profile = rng.choice(profiles)
+            fields.append(f"partition: {profile}")
+            attribute = rng.choice(MIG_ATTRIBUTES)
+            chosen = tuple(MODELS)
+        else:
+            model, profile = rng.choice(models), ""
+            picked = sorted({model, *rng.sample(models, rng.randint(0, len(models)))})
+            names = sorted({FAMILIES[m] if rng.random() < 0.5 else m for m in picked})
+            fields.append(f"select: {{models: [{', '.join(names)}]}}")
+            attribute = rng.choice(WHOLE_ATTRIBUTES)
+            chosen = tuple(picked)
+        if rng.random() < 0.5:
+            fields.append(f"hostMemoryPerGpu: {rng.choice(['40Gi', '100Gi', '150Gi', '200Gi'])}")
+        if rng.random() < 0.4:
+            fields.append(f"cpuPerGpu: {rng.choice(['4', '8', '12', '15500m'])}")
+        if attribute in ATTRIBUTE_RELEASES and driver not in ATTRIBUTE_RELEASES[attribute]:
+            attribute = None if rng.random() < 0.9 else attribute  # mostly a published one
+        if attribute:
+            fields.append(f"gangMatchAttribute: {attribute}")
+        tiers[f"tier{index}"] = _Tier("{" + ", ".join(fields) + "}", chosen, profile, attribute)
+    return tiers
+
+
+def _taints(
+    rng: random.Random, clusters: list[str], pools: dict[str, list[_Pool]], files: dict[str, str]
+) -> list[str]:
+    keys = []
+    for cluster in clusters:
+        for index in range(rng.choice([0, 1, 1, 2])):
+            key = rng.choice(TAINT_KEYS)
+            pool = rng.choice(pools[cluster])
+            fields = [f"cluster: {cluster}", f"pool: {pool.name}", "node: 0", f"key: {key}"]
+            if rng.random() < 0.7:
+                fields.append(f"device: {rng.choice([0, 1])}")
+            fields.append(
+                f"effect: {rng.choice(['NoSchedule', 'NoSchedule', 'NoExecute', 'None'])}"
+            )
+            files[f"taints/{cluster}-{index}.yaml"] = (
+                HEADER
+                + f"kind: DeviceTaint\nmetadata: {{name: {cluster}-taint{index}}}\n"
+                + "spec: {"
+                + ", ".join(fields)
+                + "}\n"
+            )
+            keys.append(key)
+    return keys
+
+
+def _team(
+    rng: random.Random,
+    name: str,
+    clusters: list[str],
+    pools: dict[str, list[_Pool]],
+    tiers: dict[str, _Tier],
+    taints: list[str],
+) -> tuple[str, str]:
+    chosen = rng.sample(sorted(tiers), rng.randint(1, min(2, len(tiers))))
+    where = [c for c in clusters if all(tiers[t].serves(pools[c]) for t in chosen)] or clusters
+    if len(where) > 1 and rng.random() < 0.4:
+        where = [rng.choice(where)]
+    split = rng.random() < 0.25
+    namespaces = [name, f"{name}-b"] if split else [name]
+    grant_quotas, uses = [], []
+    for tier in chosen:
+        largest = max(tiers[tier].largest_gang(pools[c]) for c in where)
+        sizes = [g for g in (1, 1, 2, 2, 4, 8) if g <= largest or rng.random() < 0.1]
+        gang = rng.choice(sizes or [1])
+        count = gang * rng.randint(1, 2)
+        if split:
+            other = gang * rng.randint(0, 1)
+            grant_quotas.append(f"{{tier: {tier}, guaranteed: {count + other}}}")
+            uses.append(f"{{tier: {tier}, namespace: {name}, guaranteed: {count}, gang: {gang}}}")
+            uses.append(f"{{tier: {tier}, namespace: {name}-b, guaranteed: {other}, gang: {gang}}}")
+        else:
+            grant_quotas.append(f"{{tier: {tier}, guaranteed: {count}}}")
+            if gang > 1:
+                uses.append(f"{{tier: {tier}, gang: {gang}}}")
+    tolerations = sorted({k for k in taints if rng.random() < 0.5})
+    grant = (
+        HEADER
+        + f"kind: TeamGrant\nmetadata: {{name: {name}}}\nspec:\n"
+        + f"  namespaces: [{', '.join(namespaces)}]\n"
+        + (f"  clusters: [{', '.join(where)}]\n" if where != clusters else "")
+        + f"  quotas: [{', '.join(grant_quotas)}]\n"
+        + (
+            "  tolerations: [" + ", ".join(f"{{key: {k}}}" for k in tolerations) + "]\n"
+            if tolerations
+            else ""
+        )
+    )
+    team = ""
+    if uses:
+        team = (
+            HEADER
+            + f"kind: Team\nmetadata: {{name: {name}}}\nspec:\n  quotas: [{', '.join(uses)}]\n"
+        )
+    return grant, team
+
+
+if __name__ == "__main__":  # python -m tests.random_fleets SEED: print the fleet
+    for path, text in fleet(int(sys.argv[1])).items():
+        print(f"# {path}\n{text}")
