@@ -13,6 +13,7 @@ from pathlib import Path
 
 from compiler.diagnostics import Diagnostic, Span, fail
 from compiler.diagnostics.codes import EXIT_OK
+from compiler.diagnostics.terminal import visible
 from compiler.pipeline import Compiled, compile_policies
 from compiler.report import Previous, build_report, mig_changes, read_previous_plans, render_diff
 from compiler.report.diff import read_changes
@@ -54,7 +55,7 @@ def conflict_diagnostics(out: Path, paths: Sequence[str]) -> list[Diagnostic]:
 def note_foreign(out: Path, paths: Sequence[str]) -> None:
     """Tell the user about files in out/ gpufleet keeps but does not own."""
     for path in paths:
-        sys.stderr.write(f"note: {out / path} is not gpufleet's; left as it is\n")
+        sys.stderr.write(f"note: {visible(str(out / path))} is not gpufleet's; left as it is\n")
 
 
 def compile_as_compile_would(
