@@ -11,11 +11,13 @@ import os
 import sys
 import traceback
 from collections.abc import Sequence
+from contextlib import ExitStack
 from pathlib import Path
 
 from compiler.diagnostics import CompileError, Diagnostic, Span, exit_code_for, fail
 from compiler.diagnostics.codes import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, EXIT_POLICY
 from compiler.diagnostics.formats import FORMATS, FORMATTERS
+from compiler.diagnostics.terminal import visible
 from compiler.load.loader import display_path
 from compiler.migrate import migrate, plan_migration
 from compiler.model.schema import policy_schema_text
@@ -33,6 +35,7 @@ from compiler.solve import DEFAULT_EXPLAIN_TIME_LIMIT, DEFAULT_TIME_LIMIT
 from compiler.solve.breakdown import capacity_breakdown
 from compiler.timings import StageTimings
 from compiler.write import OutputConflict, compare_tree, write_tree
+from compiler.write.lock import DEFAULT_LOCK_TIMEOUT, locked
 
 
 class _UsageError(Exception):
@@ -138,6 +141,14 @@ def _parser() -> argparse.ArgumentParser:
                 default=Path("out"),
                 help="output directory, whose plans keep MIG layouts stable (default: out)",
             )
+            sub.add_argument(
+                "--lock-timeout",
+                type=_seconds,
+                default=DEFAULT_LOCK_TIMEOUT,
+                metavar="SECONDS",
+                help="how long to wait for another gpufleet using the output directory "
+                "(default: %(default)s)",
+            )
         add_review_arguments(name, sub)
         if name == "compile":
             sub.add_argument(
@@ -198,6 +209,27 @@ def _check_output_outside_policies(args: argparse.Namespace) -> None:
 
 def _run(args: argparse.Namespace, fmt: str) -> int:
     _check_output_outside_policies(args)
+    with ExitStack() as held:
+        for directory, write in _output_directories(args):
+            held.enter_context(locked(directory, write=write, timeout=args.lock_timeout))
+        return _run_command(args, fmt)
+
+
+def _output_directories(args: argparse.Namespace) -> list[tuple[Path, bool]]:
+    """The output directories the command reads (their plans, their files) or writes, each
+    with whether it writes it: it holds their locks from before it reads them until it is
+    done (compiler.write.lock)."""
+    out = getattr(args, "out", None)
+    if out is None:
+        return []
+    directories = [(out, args.command == "compile" and not args.check)]
+    previous = getattr(args, "previous", None)
+    if previous is not None and previous.absolute() != out.absolute():
+        directories.append((previous, False))
+    return directories
+
+
+def _run_command(args: argparse.Namespace, fmt: str) -> int:
     if args.command in REVIEW_COMMANDS:
         return REVIEW_COMMANDS[args.command](args, lambda d: _report(d, fmt))
     if args.command == "schema":
@@ -268,8 +300,10 @@ def _run(args: argparse.Namespace, fmt: str) -> int:
     except OutputConflict as conflict:
         raise CompileError(conflict_diagnostics(args.out, conflict.paths)) from None
     except OSError as error:
+        named = error.filename and Path(error.filename).absolute() != args.out.absolute()
+        where = f" ({error.filename})" if named else ""
         raise fail(
-            "GF502", f"cannot write {args.out}: {error.strerror}", Span(str(args.out))
+            "GF502", f"cannot write {args.out}: {error.strerror}{where}", Span(str(args.out))
         ) from None
     note_foreign(args.out, changes.foreign)
     summary = ", ".join(
@@ -293,9 +327,9 @@ def _migrate(args: argparse.Namespace) -> int:
         return EXIT_OK
     verb = "would write" if args.check else "wrote"
     for path in migration.grants:
-        print(f"{verb} {args.policies / path}")
+        print(f"{verb} {visible(str(args.policies / path))}")
     for path in migration.edited:
-        print(f"{'would edit' if args.check else 'edited'} {args.policies / path}")
+        print(f"{'would edit' if args.check else 'edited'} {visible(str(args.policies / path))}")
     if args.check:
         return EXIT_POLICY
     print("review the diff (comments on the moved fields are not carried over), then commit")

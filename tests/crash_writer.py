@@ -4,10 +4,12 @@
         write the tree with compiler.write.write_tree, SIGKILLing itself at the KILL_AT-th
         step (a step is just before or just after a file write, hard link, rename,
         exchange, rmtree, copy or mkdir); if there are fewer steps, exits 0 printing
-        `steps N`. `fallback` makes renameat2 unavailable, as on a platform without it.
-    python -m tests.crash_writer cli DELAY -- ARGS...
+        `steps N`. KILL_AT `aside` kills it just after out/ is moved aside, when out/ is
+        missing. `fallback` makes renameat2 unavailable, as on a platform without it.
+    python -m tests.crash_writer cli DELAY [GO] -- ARGS...
         run `gpufleet ARGS...` with DELAY seconds of sleep at each of those steps, printing
-        `writing` once the first one is reached, so that a parent can kill it mid-write.
+        `writing` once the first one is reached, so that a parent can kill it mid-write;
+        with GO, it then waits at that step until the file GO exists.
 
 Nothing here is imported by gpufleet; the hooks exist only inside this child process.
 """
@@ -28,7 +30,7 @@ import compiler.write.atomic as atomic
 import compiler.write.writer as writer
 
 
-def _arm(kill_at: int, delay: float) -> list[int]:
+def _arm(kill_at: int, delay: float, go: Path | None = None) -> list[int]:
     count = [0]
 
     def step() -> None:
@@ -36,6 +38,8 @@ def _arm(kill_at: int, delay: float) -> list[int]:
         if count[0] == 1 and delay:
             sys.stdout.write("writing\n")
             sys.stdout.flush()
+            while go is not None and not go.exists():
+                time.sleep(0.01)
         if delay:
             time.sleep(delay)
         if count[0] == kill_at:
@@ -60,22 +64,37 @@ def _arm(kill_at: int, delay: float) -> list[int]:
     return count
 
 
+def _kill_when_aside(out: Path) -> None:
+    rename = Path.rename
+
+    def renamed(self: Path, target: Path) -> Path:
+        result = rename(self, target)
+        if self == out.absolute():
+            os.kill(os.getpid(), signal.SIGKILL)
+        return result
+
+    Path.rename = renamed  # type: ignore[method-assign,assignment]
+
+
 def main(argv: list[str]) -> int:
     if argv[0] == "write":
         from compiler.write import write_tree
 
-        out, tree_file, kill_at = Path(argv[1]), Path(argv[2]), int(argv[3])
+        out, tree_file = Path(argv[1]), Path(argv[2])
         tree = json.loads(tree_file.read_text(encoding="utf-8"))
         if argv[4:] == ["fallback"]:
             atomic.exchange = lambda first, second: False
-        steps = _arm(kill_at, 0.0)
+        if argv[3] == "aside":
+            _kill_when_aside(out)
+        steps = _arm(0 if argv[3] == "aside" else int(argv[3]), 0.0)
         write_tree(out, tree)
         sys.stdout.write(f"steps {steps[0]}\n")
         return 0
     from compiler.cli import main as cli
 
-    _arm(0, float(argv[1]))
-    return cli(argv[3:])
+    separator = argv.index("--")
+    _arm(0, float(argv[1]), Path(argv[2]) if separator == 3 else None)
+    return cli(argv[separator + 1 :])
 
 
 if __name__ == "__main__":

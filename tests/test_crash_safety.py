@@ -11,12 +11,13 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from compiler.pipeline import compile_policies
+from compiler.report.previous import read_previous_plans
 from compiler.write import write_tree
 from compiler.write.atomic import exchange
 from tests.conftest import EXAMPLE, REPO
@@ -64,7 +65,10 @@ def scratch() -> Iterator[Path]:
         yield Path(directory)
 
 
-def run_killed(out: Path, tree_file: Path, kill_at: int, swap: str) -> tuple[int, str]:
+Run = Callable[..., tuple[int, str, str]]
+
+
+def run_killed(out: Path, tree_file: Path, kill_at: int | str, swap: str) -> tuple[int, str]:
     command = [sys.executable, "-m", "tests.crash_writer", "write", str(out), str(tree_file)]
     command += [str(kill_at), *(["fallback"] if swap == "fallback" else [])]
     done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=60)
@@ -158,3 +162,36 @@ def test_random_kills_of_the_real_cli_during_its_write(
         assert done.returncode == 0, done.stderr
         assert snapshot(out) == new
     assert "old" in seen
+
+
+def interrupt_the_swap(out: Path, tree: dict[str, str], scratch: Path) -> None:
+    """Kill a write of `tree` over `out` where the fallback swap leaves out/ missing (moved
+    aside to .out.retired, the new tree not yet in)."""
+    tree_file = scratch / "tree.json"
+    tree_file.write_text(json.dumps(tree))
+    assert run_killed(out, tree_file, "aside", "fallback")[0] == -signal.SIGKILL
+    assert not out.exists() and (out.parent / f".{out.name}.retired").is_dir()
+
+
+def test_out_is_recovered_before_anything_reads_it(
+    run_cli: Run, policy_copy: Path, scratch: Path
+) -> None:
+    """The plans and the files of an interrupted write's out/ are read only once it is
+    restored: `compile --check` finds it up to date, and a compile keeps the MIG layout of
+    the restored plan (it read a missing out/: no plan, every node re-partitioned)."""
+    out = scratch / "out"
+    assert run_cli("compile", "--policies", policy_copy, "--out", out)[0] == 0
+    written = snapshot(out)
+    interrupt_the_swap(out, {"report.md": "interrupted\n"}, scratch)
+    code, said, err = run_cli("compile", "--check", "--policies", policy_copy, "--out", out)
+    assert (code, said) == (0, f"ok: {out} is up to date ({len(written) - 1} files)\n"), err
+    assert snapshot(out) == written
+    team = policy_copy / "teams" / "llm-serving.yaml"
+    team.write_text(team.read_text().replace("guaranteed: 48", "guaranteed: 32"))
+    kept = compile_policies(policy_copy, previous=read_previous_plans(out)[0]).tree
+    assert kept != compile_policies(policy_copy).tree  # the plan read decides the layout
+    interrupt_the_swap(out, kept, scratch)
+    code, said, err = run_cli("compile", "--policies", policy_copy, "--out", out)
+    assert code == 0, err
+    assert "prod-east: 0 nodes change MIG configuration" in said
+    assert {p: t.encode() for p, t in kept.items()}.items() <= snapshot(out).items()

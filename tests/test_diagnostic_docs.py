@@ -20,6 +20,7 @@ WITHOUT_EXAMPLES = {
     "GF505": "a gpufleet bug by definition: the tests check every emitted object",
     "GF121": "needs a symlink in out/, which a page cannot create: tests/test_output_paths.py",
     "GF122": "needs a symlink in policies/, which a page cannot create: tests/test_output_paths.py",
+    "GF506": "needs another gpufleet holding the lock on out/: tests/test_output_lock.py",
 }
 """Codes whose pages explain why they have no FAIL/PASS example."""
 
@@ -37,6 +38,7 @@ NOT_IN_A_POLICY_FILE = {
     "GF502",
     "GF503",
     "GF504",
+    "GF506",
 }
 """Codes about the command line, a directory or out/: every other one names file:line:col."""
 

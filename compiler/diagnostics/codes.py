@@ -267,6 +267,7 @@ CODES: dict[str, Code] = _codes(
     ),
     Code("GF504", "previous-plan-unreadable", W, EXIT_OK, "a previous plan cannot be read"),
     Code("GF505", "invalid-output", E, EXIT_INTERNAL, "an emitted object fails its API's schema"),
+    Code("GF506", "output-locked", E, EXIT_INTERNAL, "another gpufleet held out/ too long"),
     Code(
         "GF701",
         "admission-cost",

@@ -4,11 +4,20 @@ from __future__ import annotations
 
 import ctypes
 import os
+import shutil
 from functools import cache
 from pathlib import Path
 
 _AT_FDCWD = -100
 _RENAME_EXCHANGE = 2
+
+
+def beside(out: Path, role: str) -> Path:
+    """The path gpufleet keeps beside the output directory for `role` (`staging`,
+    `retired`, `lock`): `.out.staging` for `out`. Never inside out/, whose bytes are the
+    compile's alone."""
+    out = out.absolute()
+    return out.with_name(f".{out.name or 'root'}.{role}")
 
 
 @cache
@@ -40,23 +49,59 @@ def exchange(first: Path, second: Path) -> bool:
     return bool(result == 0)
 
 
-def replace_directory(staging: Path, target: Path, retired: Path) -> None:
-    """Make `staging` the new `target`; the old target ends up at `retired` (if there was one).
+def replace_directory(staging: Path, target: Path, retired: Path) -> Path | None:
+    """Make `staging` the new `target`; returns where the old target now is (to remove), or
+    None if there was none.
 
-    With RENAME_EXCHANGE, readers see the old tree or the new one, never neither. Without it,
-    two renames leave a short window in which `target` is missing and `retired` holds it;
-    `recover` puts it back on the next run.
+    With RENAME_EXCHANGE, readers see the old tree or the new one, never neither, and the old
+    tree ends up at `staging`. Without it, two renames leave a short window in which `target`
+    is missing and `retired` holds it; `recover` puts it back (at once if the second rename
+    fails, on the next run if the process was killed).
     """
     if target.exists():
         if exchange(staging, target):
-            staging.rename(retired)
-            return
+            return staging
         target.rename(retired)
+        try:
+            staging.rename(target)
+        except BaseException:
+            recover(target, retired)
+            raise
+        return retired
     staging.rename(target)
+    return None
+
+
+def needs_recovery(target: Path, retired: Path) -> bool:
+    """Whether an interrupted fallback swap left `target` missing and set aside at `retired`."""
+    missing = not (target.exists() or target.is_symlink())
+    return missing and retired.is_dir() and not retired.is_symlink()
 
 
 def recover(target: Path, retired: Path) -> None:
     """Undo an interrupted fallback swap: restore `retired` when `target` is missing."""
-    missing = not (target.exists() or target.is_symlink())
-    if missing and retired.is_dir() and not retired.is_symlink():
+    if needs_recovery(target, retired):
         retired.rename(target)
+
+
+def remove(path: Path) -> None:
+    """Remove `path`, a file, link or directory tree gpufleet left beside out/ (never
+    following a link), even where it holds read-only directories (an old out/ that was
+    read-only, moved aside).
+    """
+    if path.is_symlink() or path.is_file():
+        path.unlink()
+    elif path.exists():
+        try:
+            shutil.rmtree(path)
+        except PermissionError:
+            _make_removable(str(path))
+            shutil.rmtree(path)
+
+
+def _make_removable(directory: str) -> None:
+    os.chmod(directory, 0o700)
+    with os.scandir(directory) as entries:
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                _make_removable(entry.path)

@@ -11,6 +11,11 @@ built afresh in a sibling staging directory (so no write goes through anything a
 out/), and a symlink where gpufleet writes (out/ itself, or a file or directory of the tree)
 is refused rather than replaced or followed. The user's own files, symlinks included, are
 carried over as they are.
+
+A write that fails leaves out/ as it was and nothing beside it: a read-only out/ (or any
+read-only directory in it) is refused before anything is staged, the staging directory is
+removed when anything fails, and the leftovers of a killed run are removed first (read-only
+ones included). Callers serialise writes and reads with compiler.write.lock.
 """
 
 from __future__ import annotations
@@ -18,11 +23,12 @@ from __future__ import annotations
 import errno
 import os
 import shutil
+from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from compiler.diagnostics import CompileError, Diagnostic, Span, fail
-from compiler.write.atomic import recover, replace_directory
+from compiler.write.atomic import beside, recover, remove, replace_directory
 
 OWNED_LIST = ".gpufleet-owned"
 """The list of files below out/ that gpufleet wrote and may prune; nothing else is touched."""
@@ -70,24 +76,35 @@ class Present:
     """The symlinks among them."""
     regular: frozenset[str]
     """The regular files among them (the only ones ever read: a FIFO could block)."""
+    directories: frozenset[str]
+    """The directories below out/."""
 
 
 def present_files(out: Path) -> Present:
-    """Every file and symlink below `out`, relative to it."""
+    """Every file, symlink and directory below `out`, relative to it."""
     files: set[str] = set()
     links: set[str] = set()
     regular: set[str] = set()
+    directories: set[str] = set()
     if out.is_dir() and not out.is_symlink():
-        _walk(str(out), "", files, links, regular)
-    return Present(frozenset(files), frozenset(links), frozenset(regular))
+        _walk(str(out), "", files, links, regular, directories)
+    return Present(frozenset(files), frozenset(links), frozenset(regular), frozenset(directories))
 
 
-def _walk(directory: str, prefix: str, files: set[str], links: set[str], regular: set[str]) -> None:
+def _walk(
+    directory: str,
+    prefix: str,
+    files: set[str],
+    links: set[str],
+    regular: set[str],
+    directories: set[str],
+) -> None:
     with os.scandir(directory) as entries:
         for entry in entries:
             relative = prefix + entry.name
             if entry.is_dir(follow_symlinks=False):
-                _walk(entry.path, relative + "/", files, links, regular)
+                directories.add(relative)
+                _walk(entry.path, relative + "/", files, links, regular, directories)
                 continue
             files.add(relative)
             if entry.is_symlink():
@@ -151,9 +168,25 @@ def _with_listing(tree: dict[str, str]) -> dict[str, str]:
     return {**tree, OWNED_LIST: listing}
 
 
+def refuse_read_only(out: Path, present: Present) -> None:
+    """Raise PermissionError if out/ or a directory in it is read-only: gpufleet replaces out/
+    whole, which changes every directory in it, so it asks what writing in place would ask
+    (replacing it regardless would leave the old tree, undeletable, beside out/)."""
+    for directory in [out, *(out / relative for relative in sorted(present.directories))]:
+        if not os.access(directory, os.W_OK):
+            raise PermissionError(
+                errno.EACCES,
+                f"{directory} is read-only (gpufleet replaces the output directory whole: "
+                "make it writable)",
+            )
+
+
 def compare_tree(out: Path, tree: dict[str, str]) -> Staleness:
     """What writing `tree` would add, change and remove below `out`."""
-    present = present_files(out)
+    return _compare(out, tree, present_files(out))
+
+
+def _compare(out: Path, tree: dict[str, str], present: Present) -> Staleness:
     refuse_symlinks(out, tree, present)
     full = _with_listing(tree)
     owned = set(owned_files(out)) | {OWNED_LIST}
@@ -196,7 +229,8 @@ def write_tree(out: Path, tree: dict[str, str]) -> Staleness:
     """Replace `out` with `tree` atomically, keeping files gpufleet does not own.
 
     Raises OutputConflict, before touching anything, when a file gpufleet does not own stands
-    where it would write (a file whose bytes already are what gpufleet writes is adopted).
+    where it would write (a file whose bytes already are what gpufleet writes is adopted), and
+    OSError when it cannot write, out/ then being as it was and nothing left beside it.
     """
     for path in tree:
         _check_path(path)
@@ -204,19 +238,33 @@ def write_tree(out: Path, tree: dict[str, str]) -> Staleness:
     refuse_enclosing(out)
     if out.exists() and not out.is_dir():
         raise NotADirectoryError(errno.ENOTDIR, "it exists and is not a directory", str(out))
-    retired = out.with_name(f".{out.name}.retired")
-    staging = out.with_name(f".{out.name}.staging")
+    retired, staging = beside(out, "retired"), beside(out, "staging")
     recover(out, retired)
     for leftover in (staging, retired):  # what a killed run left behind
-        if leftover.is_symlink() or leftover.is_file():
-            leftover.unlink()
-        elif leftover.exists():
-            shutil.rmtree(leftover)
-    changes = compare_tree(out, tree)
+        remove(leftover)
+    present = present_files(out)
+    changes = _compare(out, tree, present)
     if changes.conflicts:
         raise OutputConflict(changes.conflicts)
     if not changes.stale:
         return changes  # out/ already is the tree: nothing is rewritten, no mtime moves
+    if out.exists():
+        refuse_read_only(out, present)
+    try:
+        _stage(out, staging, tree, changes)
+        old = replace_directory(staging, out, retired)
+    except BaseException:
+        with suppress(OSError):
+            remove(staging)
+        raise
+    if old is not None:  # out/ is the new tree: the old one goes, or the next run removes it
+        with suppress(OSError):
+            remove(old)
+    return changes
+
+
+def _stage(out: Path, staging: Path, tree: dict[str, str], changes: Staleness) -> None:
+    """Build the new out/ in `staging`: the tree, and the user's own files carried over."""
     staging.mkdir(parents=True)
     for path in changes.foreign:  # the user's own files come along untouched
         source, target = out / path, staging / path
@@ -231,9 +279,6 @@ def write_tree(out: Path, tree: dict[str, str]) -> Staleness:
     rewritten = {*changes.added, *changes.changed}
     for path, text in files.items():
         _stage_file(str(out), str(staging), path, text, keep=path not in rewritten)
-    replace_directory(staging, out, retired)
-    shutil.rmtree(retired, ignore_errors=True)
-    return changes
 
 
 def _stage_file(out: str, staging: str, path: str, text: str, keep: bool) -> None:
