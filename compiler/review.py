@@ -19,7 +19,7 @@ from compiler.report import Previous, build_report, mig_changes, read_previous_p
 from compiler.report.diff import read_changes
 from compiler.report.markdown import gpus_per_node
 from compiler.timings import NO_TIMINGS, StageTimings
-from compiler.write import OWNED_LIST, cluster_stream, compare_tree
+from compiler.write import OWNED_LIST, cluster_stream, compare_tree, with_listing
 
 Reporter = Callable[[Sequence[Diagnostic]], None]
 
@@ -79,7 +79,7 @@ def run_diff(args: argparse.Namespace, report: Reporter) -> int:
     changes = compare_tree(args.out, compiled.tree)
     report(conflict_diagnostics(args.out, changes.conflicts))
     lists = (changes.added, changes.changed, changes.removed)
-    files = read_changes(args.out, compiled.tree, *lists)
+    files = read_changes(args.out, with_listing(compiled.tree), *lists)
     clusters = {c.name: c for c in compiled.fleet.clusters}
     mig = {
         plan.cluster: mig_changes(

@@ -7,6 +7,7 @@ from compiler.write.writer import (
     Staleness,
     compare_tree,
     owned_files,
+    with_listing,
     write_tree,
 )
 
@@ -17,5 +18,6 @@ __all__ = [
     "cluster_stream",
     "compare_tree",
     "owned_files",
+    "with_listing",
     "write_tree",
 ]

@@ -23,6 +23,7 @@ from __future__ import annotations
 import errno
 import os
 import shutil
+from collections.abc import Mapping
 from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -161,7 +162,8 @@ def refuse_enclosing(out: Path) -> None:
         )
 
 
-def _with_listing(tree: dict[str, str]) -> dict[str, str]:
+def with_listing(tree: Mapping[str, str]) -> dict[str, str]:
+    """The tree as written: the output files plus the list of files gpufleet owns."""
     listing = "# Files written by gpufleet; it prunes only these.\n" + "".join(
         f"{path}\n" for path in sorted(tree)
     )
@@ -188,7 +190,7 @@ def compare_tree(out: Path, tree: dict[str, str]) -> Staleness:
 
 def _compare(out: Path, tree: dict[str, str], present: Present) -> Staleness:
     refuse_symlinks(out, tree, present)
-    full = _with_listing(tree)
+    full = with_listing(tree)
     owned = set(owned_files(out)) | {OWNED_LIST}
     result = Staleness()
     for path, text in full.items():
@@ -273,7 +275,7 @@ def _stage(out: Path, staging: Path, tree: dict[str, str], changes: Staleness) -
             target.symlink_to(os.readlink(source))
         else:
             shutil.copy2(source, target)
-    files = _with_listing(tree)
+    files = with_listing(tree)
     for directory in sorted({os.path.dirname(path) for path in files} - {""}):
         os.makedirs(staging / directory, exist_ok=True)
     rewritten = {*changes.added, *changes.changed}
