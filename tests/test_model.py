@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from compiler.diagnostics import CompileError
@@ -83,3 +85,14 @@ def test_quantities_are_exact() -> None:
     pool = build_object(documents[0]).spec.node_pools[0]  # type: ignore[attr-defined]
     assert pool.host_memory == 2 * 2**40
     assert pool.cpu == 224
+
+
+def test_the_quoting_hint_quotes_the_version_as_written(tmp_path: Path) -> None:
+    """`1.30` is the number 1.3 to YAML: the hint says to quote "1.30", not "1.3"."""
+    file = tmp_path / "cluster.yaml"
+    file.write_text(fleets.cluster().replace('"1.36"', "1.30"))
+    documents = parse_documents(file.read_text(), str(file), "policies/cluster.yaml")
+    with pytest.raises(CompileError) as caught:
+        build_policies(documents)
+    (diagnostic,) = caught.value.diagnostics
+    assert diagnostic.hints == ('quote the value: "1.30" (YAML reads 1.30 as the number 1.3)',)

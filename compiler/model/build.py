@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import re
 import types
 import typing
 from collections.abc import Iterable
@@ -11,7 +12,8 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from compiler.diagnostics import CompileError, Diagnostic, fail
+from compiler.diagnostics import CompileError, Diagnostic, Span, fail
+from compiler.diagnostics.excerpt import source_excerpt
 from compiler.load.document import Path, SourceDocument, has_child
 from compiler.model.ownership import mixed_team_files
 from compiler.model.policy import (
@@ -141,7 +143,7 @@ def _diagnostics(
                     "GF107",
                     f"`{where}`: {message}",
                     document.span(path),
-                    _hints(kind, item.get("input")),
+                    _hints(kind, item.get("input"), document.span(path)),
                 )
             )
     return found
@@ -153,12 +155,23 @@ MOVED_FIELDS = {
 """Fields the policy language had before grants, and where they went."""
 
 
-def _hints(kind: str, value: Any) -> tuple[str, ...]:
+def _hints(kind: str, value: Any, span: Span) -> tuple[str, ...]:
     if kind == "literal_error" and isinstance(value, float):
-        return (f'quote the value: "{value}" (YAML reads {value} as a number)',)
+        written = _written(span) or str(value)
+        return (f'quote the value: "{written}" (YAML reads {written} as the number {value})',)
     if kind in ("string_type",) and value is not None:
         return ("quote the value to make it a string",)
     return ()
+
+
+def _written(span: Span) -> str | None:
+    """The plain scalar as written at `span` (`1.30`, which YAML reads as 1.3), if readable."""
+    excerpt = source_excerpt(span.file, span.line, span.column)
+    if excerpt is None:
+        return None
+    text = excerpt.text[span.column - 1 - excerpt.start :]
+    token = re.match(r"[^\s,#\]}]+", text)
+    return token.group(0) if token else None
 
 
 def _document_path(document: SourceDocument, loc: tuple[int | str, ...]) -> Path:
