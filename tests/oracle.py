@@ -24,7 +24,7 @@ from itertools import pairwise
 
 from tests.oracle_host import Host
 from tests.oracle_mig import Layout, layouts
-from tests.oracle_policy import Inventory, Need, Pool
+from tests.oracle_policy import Inventory, Need, NotJudged, Pool
 
 Vector = tuple[int, ...]
 """Gangs placed per guarantee (capped at the guarantee's number of gangs)."""
@@ -35,6 +35,8 @@ Free = tuple[tuple[tuple[str, ...], Layout], ...]
 WHOLE: Layout = (("", 1),)
 UNDECIDED: Layout = (("?", 0),)
 """A GPU of a `mig: mixed` node whose layout no gang has needed yet."""
+MAX_STATES = 300_000
+"""Node states the search may visit before it gives up (NotJudged), rather than run for long."""
 
 
 def feasible(inventory: Inventory) -> bool:
@@ -136,6 +138,8 @@ class _Search:
         key = (pool.name, free, room, first, placed)
         if key in self.reached:
             return self.reached[key]
+        if len(self.reached) > MAX_STATES:
+            raise NotJudged(f"more than {MAX_STATES} node states: too large for the oracle")
         found = {self.zero}
         for index in range(first, len(self.gangs)):
             already = placed if index == first else 0

@@ -94,6 +94,17 @@ class Gpu:
         """The MIG profile called `name`, if the model has it."""
         return next((p for p in self.profiles if p.name == name), None)
 
+    def instance_memory(self, name: str) -> tuple[Fraction, Fraction] | None:
+        """A MIG profile's memory in GiB (low, high): its own figure, else that of a profile
+        spanning as many memory slices (an instance's memory is its slices': the reference
+        lists 1g.20gb with 2g.20gb and 3g.40gb with 4g.40gb); None where no source says."""
+        profile = self.profile(name)
+        if profile is None or self.geometry is None:
+            return None
+        size = self.geometry.slots[profile.slot].size
+        same = [p for p in self.profiles if self.geometry.slots[p.slot].size == size]
+        return profile.memory_gib or next((p.memory_gib for p in same if p.memory_gib), None)
+
 
 def _gib(low: str, high: str | None = None) -> tuple[Fraction, Fraction]:
     return Fraction(low), Fraction(high or low)

