@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: compile test e2e check lint bench clean
+.PHONY: compile test e2e check lint bench clean fuzz
 
 $(STAMP): pyproject.toml requirements.lock
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -25,6 +25,18 @@ lint: $(STAMP)
 
 test: $(STAMP) lint
 	$(BIN)/python -m pytest
+
+# The long fuzz profile (docs/fuzzing.md): FUZZ_CASES mutated fleets through `gpufleet
+# compile`, FUZZ_JOBS at a time, from case FUZZ_FIRST of seed FUZZ_SEED (default: today);
+# failing cases are saved under gpufleet-fuzz/ in $TMPDIR (or /tmp) to replay. `make test`
+# runs the CI profile (tests/fuzz/test_fuzz_pipeline.py).
+FUZZ_CASES ?= 10000
+FUZZ_SEED ?= $(shell date -u +%Y-%m-%d)
+FUZZ_FIRST ?= 0
+FUZZ_JOBS ?= 1
+fuzz: $(STAMP)
+	$(BIN)/python -m tests.fuzz run --cases $(FUZZ_CASES) --seed '$(FUZZ_SEED)' \
+	  --first $(FUZZ_FIRST) --jobs $(FUZZ_JOBS)
 
 # The real-cluster suite (docs/cluster-test.md): builds kube-apiserver,
 # kube-controller-manager and kubectl of each version the example fleet targets and the Kueue

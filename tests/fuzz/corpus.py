@@ -1,5 +1,6 @@
-"""What the fuzzer draws from: hostile strings, edge-case integers, field names, kinds and
-YAML snippets that have broken (or could break) a YAML loader, a template or a validator."""
+"""What the fuzzer draws from: hostile strings, edge-case numbers, field names, kinds and
+YAML snippets that have broken (or could break) a YAML loader, a template, a formatter, a
+terminal or a validator."""
 
 from __future__ import annotations
 
@@ -93,6 +94,63 @@ HOSTILE_STRINGS = [
     "999999999999999999999Ti",
 ]
 
+FORMAT_STRINGS = [
+    "{",
+    "}",
+    "{}",
+    "{0}",
+    "{index}",
+    "n-{index}}",
+    "n-{{index}}",
+    "n-{index",
+    "{index:>99999999}",
+    "{0!r:>{1}}",
+    "{__class__.__mro__}",
+    "{name.__globals__}",
+    "%s",
+    "%(name)s",
+    "%n%n%n",
+    "%",
+    "$HOME",
+    "${HOME}",
+    "$(id)",
+    "`id`",
+    "{{ x }}",
+    "{% raw %}",
+    "\\{index\\}",
+]
+"""Braces and format specifiers: user text must never reach str.format, %, a template or a
+shell as code."""
+
+CONTROL_STRINGS = [
+    "\x1b[31mred\x1b[0m",
+    "\x1b]0;title\x07",
+    "\x1b[2J\x1b[H",
+    "\x1b]8;;http://example.com\x1b\\link\x1b]8;;\x1b\\",
+    "\r",
+    "a\rb",
+    "\x08\x08\x08",
+    "\x7f",
+    "\x9b31m",
+    "\u0085",
+    "\u2028",
+    "\u2029",
+    "\u202e",
+    "\u2066x\u2069",
+    "\u0301",
+    "e\u0301",
+    "\ufffd",
+    "\U0001f600",
+    "\U000e0041",
+    "\uff41",
+    "\u0430",
+    "\u00a0",
+    "\u3000",
+    "\x00x",
+]
+"""Control, bidirectional, combining and look-alike characters: what could reach a
+terminal through a diagnostic, or pass as another name."""
+
 SPECIAL_INTS = [
     0,
     -1,
@@ -112,6 +170,38 @@ SPECIAL_INTS = [
     2**63,
     10**30,
 ]
+
+EXTREME_NUMBERS: list[object] = [
+    *SPECIAL_INTS,
+    2**64,
+    10**400,
+    -(10**400),
+    0.0,
+    -0.0,
+    0.5,
+    1e-300,
+    1e308,
+    float("inf"),
+    float("-inf"),
+    float("nan"),
+    "1e400",
+    "-0",
+    "0x10",
+    "0b11",
+    "1_000",
+    "9" * 400,
+    "16Ei",
+    "99999999Ei",
+    "1e400Gi",
+    "0.000001",
+    "1m",
+    "-1Gi",
+    "1.5",
+    "NaN",
+    "Infinity",
+]
+"""Numbers where arithmetic, quantities and serialisation break: overflows, infinities,
+NaN, fractions, and numbers written as strings."""
 
 FIELD_NAMES = [
     "apiVersion",
@@ -146,12 +236,58 @@ FIELD_NAMES = [
     "preemption",
     "gitops",
     "repoURL",
+    "tolerations",
+    "sharedClaims",
+    "owners",
+    "group",
+    "clusters",
+    "nodeNames",
+    "topology",
     "<<",
     "Namespaces",
     "gpuPerNode",
 ]
 
-KINDS = ["Cluster", "GpuTier", "Team", "PriorityLadder", "DeviceTaint", "Fleet"]
+REFERENCE_KEYS = frozenset(
+    {
+        "tier",
+        "cluster",
+        "clusters",
+        "pool",
+        "priorities",
+        "defaultPriority",
+        "namespace",
+        "namespaces",
+        "partition",
+        "gpu",
+        "models",
+        "group",
+        "key",
+        "node",
+        "device",
+    }
+)
+"""Fields that name another object (or a catalog entry): where a dangling reference goes."""
+
+KINDS = ["Cluster", "GpuTier", "Team", "TeamGrant", "PriorityLadder", "DeviceTaint", "Fleet"]
+
+TAGS = [
+    "!!str ",
+    "!!int ",
+    "!!float ",
+    "!!bool ",
+    "!!null ",
+    "!!binary ",
+    "!!timestamp ",
+    "!!set ",
+    "!!omap ",
+    "!!map ",
+    "!!seq ",
+    "!local ",
+    "!<tag:example.com,2000:x> ",
+    "!!python/object:os.system ",
+    "!!python/name:os.system ",
+]
 
 YAML_SNIPPETS = [
     "&a ",
@@ -166,6 +302,7 @@ YAML_SNIPPETS = [
     "!local ",
     "<<: {x: 1}\n",
     "<<: 1\n",
+    "<<: *a\n",
     "? ",
     ": ",
     "- ",
@@ -176,6 +313,7 @@ YAML_SNIPPETS = [
     ",",
     "\t",
     "%YAML 1.1\n",
+    "%YAML 1.3\n",
     "%TAG ! tag:example.com,2000:\n",
     "---\n",
     "...\n",
@@ -184,6 +322,7 @@ YAML_SNIPPETS = [
     "#",
     "|\n",
     ">-\n",
+    "|9\n",
     "\ufeff",
     "\x85",
     "\u2028",
@@ -191,9 +330,30 @@ YAML_SNIPPETS = [
     "\x1b[31m",
     "\\u",
     '"\\ud800"',
+    '"\\x1b[2J"',
+    '"\\0\\a\\e"',
     "0x" + "f" * 40,
     "9" * 5000,
     "2001-13-45",
     "{{ x }}",
     "{% x %}",
+    "{index}}",
 ]
+
+ODD_FILE_NAMES = [
+    "x.yaml",
+    "teams/new.yml",
+    "a b.yaml",
+    "ünï.yaml",
+    "q'\"\n{{x}}.yaml",
+    "\udcff.yaml",
+    "{index}}.yaml",
+    "\x1b[31m.yaml",
+    "-.yaml",
+    ".hidden.yaml",
+    "deep/" * 20 + "x.yaml",
+    "teams/a.yaml.yaml",
+    "CAPS.YAML",
+    "x.yaml~",
+]
+"""Names of files added to a tree: spaces, quotes, escapes, undecodable bytes, depth."""

@@ -1,98 +1,234 @@
-"""Run the CLI in process on a policy tree and check the contract every run must keep."""
+"""The contract every run of `gpufleet compile` keeps, whatever the policies hold.
+
+- It ends, within the time limit, and its memory stays within the bound; no process of its
+  own outlives it.
+- It exits 0, 1 or 2: never 3 (internal error, solver timeout), never by a signal.
+- Its stderr is diagnostics only (JSON lines with --format json: no traceback), each with a
+  registered code; every error diagnostic has a file, a line and a column.
+- A non-zero exit has an error diagnostic whose code calls for that exit; exit 0 has none
+  and says `compiled`.
+- What it writes parses: every YAML file it adds or changes is a stream of mappings.
+- out/ is the old tree, byte for byte, or exactly the new one (the tree the pipeline
+  computes in memory, plus the list of files gpufleet owns), with nothing left beside it; the
+  policies are untouched.
+"""
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
-import tempfile
-from dataclasses import dataclass
+import os
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
 
-from compiler.cli import main
 from compiler.diagnostics import CODES
-from tests.fuzz.seeds import PolicyTree, write_tree
+from compiler.write import OWNED_LIST
+from tests.fuzz.runner import Finished, Limits
 
-SCRATCH = Path("/dev/shm") if Path("/dev/shm").is_dir() else None
-"""tmpfs when there is one: the compile fsyncs every file it writes."""
+Tree = dict[str, bytes]
+
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+KINDS = ("hang", "crash", "memory", "stray", "diagnostic", "exit", "out", "emit")
+"""Kinds of failure, in the order the summary lists them."""
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One broken promise: its kind (one of KINDS) and what was seen."""
+
+    kind: str
+    detail: str
+
+    def __str__(self) -> str:
+        return f"{self.kind}: {self.detail}"
 
 
 @dataclass(frozen=True)
 class Outcome:
-    """What one run did: exit code, its diagnostics (parsed JSON lines) and stdout."""
+    """What a run left behind: how it ended, its output, and the trees to judge."""
 
-    code: int
-    diagnostics: list[dict[str, object]]
+    finished: Finished
     stdout: str
-    emitted: dict[str, str]
+    stderr: str
+    policies_before: Tree
+    policies_after: Tree
+    old: Tree
+    """out/ before the run."""
+    after: Tree
+    """out/ after the run."""
+    new: dict[str, str] | None
+    """The tree the pipeline computes in memory for these policies (None: not computed,
+    because the run failed)."""
+    leftovers: tuple[str, ...] = ()
+    """Names beside out/ that are not out/ or the policies (staging, retired copies)."""
 
 
-def run_compile(tree: PolicyTree) -> Outcome:
-    """`gpufleet compile --format json` on the tree, into a fresh out/; never raises."""
-    with tempfile.TemporaryDirectory(dir=SCRATCH) as scratch:
-        root = Path(scratch)
-        write_tree(root / "policies", tree)
-        out, err = io.StringIO(), io.StringIO()
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            try:
-                code = main(
-                    [
-                        "compile",
-                        "--policies",
-                        str(root / "policies"),
-                        "--out",
-                        str(root / "out"),
-                        "--format",
-                        "json",
-                    ]
-                )
-            except SystemExit as exit_:  # argparse only; a policy never gets here
-                code = 100 + int(exit_.code or 0)
-        emitted = {
-            p.relative_to(root / "out").as_posix(): p.read_text(encoding="utf-8")
-            for p in sorted((root / "out").rglob("*"))
-            if p.is_file()
-        }
-        lines = [line for line in err.getvalue().splitlines() if line.strip()]
-        diagnostics = [_parse(line) for line in lines]
-        return Outcome(code, diagnostics, out.getvalue(), emitted)
+@dataclass
+class Verdict:
+    """The problems found, and the error codes the run reported."""
+
+    problems: list[Problem] = field(default_factory=list)
+    codes: list[str] = field(default_factory=list)
 
 
-def _parse(line: str) -> dict[str, object]:
-    try:
-        parsed = json.loads(line)
-    except json.JSONDecodeError:
-        raise AssertionError(f"stderr line is not a JSON diagnostic: {line!r}") from None
-    assert isinstance(parsed, dict), line
-    return parsed
+def snapshot(root: Path) -> Tree:
+    """Every file below `root` (symlinks as `-> target`), by relative path."""
+    tree: Tree = {}
+    if not root.is_dir() or root.is_symlink():
+        return tree
+    for directory, subdirectories, files in os.walk(root):
+        prefix = os.path.relpath(directory, root)
+        for name in files + [d for d in subdirectories if os.path.islink(f"{directory}/{d}")]:
+            path = f"{directory}/{name}"
+            relative = name if prefix == "." else f"{prefix}/{name}"
+            if os.path.islink(path):
+                tree[relative] = b"-> " + os.fsencode(os.readlink(path))
+            else:
+                with open(path, "rb") as handle:
+                    tree[relative] = handle.read()
+    return dict(sorted(tree.items()))
 
 
-def check_contract(outcome: Outcome) -> None:
-    """Exit 0, 1 or 2; every diagnostic has a registered code and a file:line:column;
-    a failing run says why; a successful one emits YAML that parses."""
-    assert outcome.code in (0, 1, 2), (outcome.code, outcome.diagnostics)
-    for diagnostic in outcome.diagnostics:
+def diagnostics(stderr: str) -> tuple[list[dict[str, object]], list[str]]:
+    """The JSON diagnostics of a run's stderr, and the lines that are none."""
+    parsed: list[dict[str, object]] = []
+    other: list[str] = []
+    for line in stderr.splitlines():
+        if not line.strip():
+            continue
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError:
+            other.append(line)
+            continue
+        if isinstance(value, dict):
+            parsed.append(value)
+        else:
+            other.append(line)
+    return parsed, other
+
+
+def judge(outcome: Outcome, limits: Limits) -> Verdict:
+    """Every way the run broke the contract (none: it kept it)."""
+    verdict = Verdict()
+    problems = verdict.problems
+    finished = outcome.finished
+    if finished.timed_out:
+        problems.append(Problem("hang", f"no exit within {limits.seconds:g} s"))
+        return verdict
+    if finished.rss_growth > limits.memory:
+        problems.append(
+            Problem("memory", f"grew {finished.rss_growth >> 20} MiB (limit {limits.memory >> 20})")
+        )
+    if finished.stray:
+        problems.append(Problem("stray", f"{finished.stray} process(es) outlived the run"))
+    found, other = diagnostics(outcome.stderr)
+    if finished.status not in (0, 1, 2):
+        problems.append(Problem("crash", f"exit {finished.status}: {_first(outcome.stderr)}"))
+    if other:
+        problems.append(Problem("crash", f"stderr is not diagnostics: {other[0][:200]!r}"))
+    _judge_diagnostics(found, verdict)
+    errors = [d for d in found if d.get("severity") == "error"]
+    verdict.codes = sorted({str(d.get("code")) for d in errors})
+    if finished.status in (1, 2):
+        registered = [CODES[str(d["code"])].exit_code for d in errors if d.get("code") in CODES]
+        if not errors:
+            problems.append(Problem("exit", f"exit {finished.status} without an error"))
+        elif max(registered, default=0) != finished.status:
+            problems.append(
+                Problem("exit", f"exit {finished.status}, but {verdict.codes} call for another")
+            )
+    if finished.status == 0:
+        if errors:
+            problems.append(Problem("exit", f"exit 0 with errors {verdict.codes}"))
+        if not outcome.stdout.startswith("compiled "):
+            problems.append(Problem("exit", f"exit 0 says {outcome.stdout[:100]!r}"))
+    _judge_out(outcome, problems)
+    return verdict
+
+
+def _first(stderr: str) -> str:
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    return (lines[-1] if lines else "no output")[:300]
+
+
+def _judge_diagnostics(found: list[dict[str, object]], verdict: Verdict) -> None:
+    for diagnostic in found:
         code = diagnostic.get("code")
-        assert code in CODES, diagnostic
-        assert code not in ("GF001", "GF002"), diagnostic
-        assert isinstance(diagnostic.get("file"), str) and diagnostic["file"], diagnostic
-        line, column = diagnostic.get("line"), diagnostic.get("column")
-        assert isinstance(line, int) and line >= 1, diagnostic
-        assert isinstance(column, int) and column >= 1, diagnostic
-        assert isinstance(diagnostic.get("message"), str) and diagnostic["message"], diagnostic
-    errors = [d for d in outcome.diagnostics if d.get("severity") == "error"]
-    if outcome.code == 0:
-        assert not errors, errors
-        assert outcome.stdout.startswith("compiled "), outcome.stdout
-        assert outcome.emitted, "a successful compile wrote nothing"
-        for path, text in outcome.emitted.items():
-            if path.endswith(".yaml"):
-                for document in yaml.safe_load_all(text):
-                    assert isinstance(document, dict), (path, text)
-    else:
-        assert errors, f"exit {outcome.code} without an error diagnostic"
-        worst = max(CODES[str(d["code"])].exit_code for d in errors)
-        assert worst == outcome.code, (worst, outcome.code, errors)
-        assert not outcome.emitted, "a failed compile wrote out/"
+        message = str(diagnostic.get("message"))[:160]
+        if code not in CODES:
+            verdict.problems.append(Problem("diagnostic", f"unregistered code {code!r}"))
+            continue
+        if code in ("GF001", "GF002"):
+            verdict.problems.append(Problem("crash", f"{code}: {message}"))
+        if diagnostic.get("severity") != "error":
+            continue
+        file, line, column = (
+            diagnostic.get("file"),
+            diagnostic.get("line"),
+            diagnostic.get("column"),
+        )
+        if not (isinstance(file, str) and file):
+            verdict.problems.append(Problem("diagnostic", f"{code} has no file: {message}"))
+        elif not (isinstance(line, int) and line >= 1 and isinstance(column, int) and column >= 1):
+            verdict.problems.append(
+                Problem("diagnostic", f"{code} at {file} has no line and column: {message}")
+            )
+
+
+def _judge_out(outcome: Outcome, problems: list[Problem]) -> None:
+    if outcome.policies_after != outcome.policies_before:
+        problems.append(Problem("out", "the policies changed"))
+    if outcome.leftovers:
+        problems.append(Problem("out", f"left beside out/: {list(outcome.leftovers)}"))
+    if outcome.after == outcome.old:
+        return
+    if outcome.finished.status == 0 and outcome.new is None:
+        problems.append(Problem("out", "exit 0, but the same policies fail in memory"))
+        return
+    if outcome.finished.status != 0 or outcome.new is None:
+        change = _delta(outcome.old, outcome.after)
+        problems.append(Problem("out", f"out/ changed on exit {outcome.finished.status}: {change}"))
+        return
+    expected = {path: text.encode("utf-8") for path, text in outcome.new.items()}
+    listing = outcome.after.get(OWNED_LIST, b"").decode("utf-8", "replace").splitlines()
+    owned = [line for line in listing if line and not line.startswith("#")]
+    written = {path: data for path, data in outcome.after.items() if path != OWNED_LIST}
+    if written != expected:
+        problems.append(Problem("out", f"out/ is neither old nor new: {_delta(expected, written)}"))
+    if owned != sorted(expected):
+        problems.append(Problem("out", f"{OWNED_LIST} does not list exactly the new tree"))
+    changed = {p: t for p, t in outcome.new.items() if outcome.old.get(p) != expected[p]}
+    broken = unparsable(changed)
+    if broken:
+        problems.append(Problem("emit", f"written YAML that does not parse: {broken[:3]}"))
+
+
+def _delta(expected: Tree, actual: Tree) -> str:
+    """A short account of how two trees differ."""
+    missing = sorted(set(expected) - set(actual))
+    extra = sorted(set(actual) - set(expected))
+    changed = sorted(p for p in set(expected) & set(actual) if expected[p] != actual[p])
+    parts = [
+        f"{what} {paths[:3]}{'...' if len(paths) > 3 else ''}"
+        for what, paths in (("missing", missing), ("extra", extra), ("changed", changed))
+        if paths
+    ]
+    return "; ".join(parts)
+
+
+def unparsable(tree: dict[str, str]) -> list[str]:
+    """The YAML files of an emitted tree that do not parse as mappings."""
+    broken = []
+    for path, text in tree.items():
+        if path.endswith(".yaml"):
+            try:
+                documents = list(yaml.load_all(text, Loader=_LOADER))
+            except yaml.YAMLError:
+                broken.append(path)
+                continue
+            if not all(isinstance(d, dict) for d in documents):
+                broken.append(path)
+    return broken
