@@ -17,7 +17,7 @@ from compiler.resolve import ResolvedCluster
 from compiler.resolve.grants import GrantedTeam
 from compiler.resolve.host import ZERO, HostShare, allocatable, host_share
 from compiler.resolve.kueue import HOST_FLAVOR, tier_resource
-from compiler.solve import ClusterPlan
+from compiler.solve import ClusterPlan, TierCapacity
 
 
 @dataclass(frozen=True)
@@ -148,9 +148,22 @@ def overcommitted(cluster: ResolvedCluster, plan: ClusterPlan) -> list[str]:
     found = []
     for owner, tiers in sorted(checks):
         total = sum((nominal.get(t, Fraction(0)) for t in tiers), Fraction(0))
-        if total > solved[owner].usable:
+        usable = _group_usable(solved, owner, tiers)
+        if total > usable:
             found.append(
                 f"tiers {', '.join(tiers)}: nominal quotas add up to {total} devices, "
-                f"{solved[owner].usable} usable"
+                f"{usable} usable"
             )
     return found
+
+
+def _group_usable(solved: dict[str, TierCapacity], owner: str, tiers: list[str]) -> int:
+    """Devices of a group of tiers that some holder of one of them can be given.
+
+    The owner's selector reaches every device of the group, so those its own holders can
+    use count; of the tainted ones they do not tolerate (its idle devices), so do those the
+    holders of another tier of the group tolerate (at most that tier's tainted devices
+    that are not idle for it: a team tolerating a taint may be promised them).
+    """
+    tolerated = sum(solved[t].tainted - solved[t].idle for t in tiers if t != owner)
+    return solved[owner].usable + min(solved[owner].idle, tolerated)
