@@ -240,11 +240,15 @@ class _Shape:
         """Multisets of `copies` indices into `inner` (children alike in taints), one per
         undominated sum of counts: built child by child, pruning as it goes (a sum dominated
         now stays dominated whatever is added to it)."""
-        counts = np.array([self._counts(block, start) for block in inner])
+        counts = np.array([self._counts(block, start) for block in inner]).reshape(
+            len(inner), len(self._kinds)
+        )
         sums = np.zeros((1, len(self._kinds)), dtype=np.int64)
         picks: list[tuple[int, ...]] = [()]
         for _ in range(copies):
-            grown = (sums[:, None, :] + counts[None, :, :]).reshape(-1, counts.shape[1])
+            grown = (sums[:, None, :] + counts[None, :, :]).reshape(
+                len(picks) * len(inner), len(self._kinds)
+            )
             chosen = [tuple(sorted((*p, i))) for p in picks for i in range(len(inner))]
             kept = _pareto(grown, chosen)
             self._check_size(len(kept))
@@ -252,7 +256,9 @@ class _Shape:
         return sorted(picks)
 
     def _undominated(self, blocks: list[Block], start: int) -> list[Block]:
-        counts = np.array([self._counts(block, start) for block in blocks])
+        counts = np.array([self._counts(block, start) for block in blocks]).reshape(
+            len(blocks), len(self._kinds)
+        )
         return [blocks[i] for i in sorted(_pareto(counts, list(range(len(blocks)))))]
 
     def _check_size(self, count: int) -> None:
