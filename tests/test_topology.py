@@ -13,12 +13,14 @@ from compiler.catalog.driver import ATTRIBUTES, CURRENT_DRIVER, DRIVER_VERSIONS,
 from compiler.diagnostics import CompileError, Diagnostic
 from compiler.load import load_policies
 from compiler.model import build_policies
+from compiler.model.build import Policies
 from compiler.model.cluster import DriverVersion
 from compiler.resolve import ResolvedFleet, resolve
 from compiler.solve import solve_fleet
 from compiler.solve.plan import ClusterPlan
 from tests import fleets
 from tests.conftest import PolicyWriter
+from tests.oracle_policy import read_cluster
 from tests.plan_checker import check_plan
 
 HGX = "{name: h100, nodes: 2, gpu: H100-80GB, gpusPerNode: 8, hostMemory: 2Ti, cpu: 224}"
@@ -43,7 +45,14 @@ def resolved(
             **{f"{name}.yaml": fleets.team(name, quotas) for name, quotas in teams.items()},
         }
     )
-    return resolve(build_policies(load_policies(root)), load_catalog())
+    policies = build_policies(load_policies(root))
+    fleet = resolve(policies, load_catalog())
+    POLICIES[id(fleet)] = policies
+    return fleet
+
+
+POLICIES: dict[int, Policies] = {}
+"""The policies each resolved fleet came from, for the independent plan checker."""
 
 
 def errors(call: object) -> list[Diagnostic]:
@@ -54,7 +63,8 @@ def errors(call: object) -> list[Diagnostic]:
 
 def solved(fleet: ResolvedFleet) -> ClusterPlan:
     (plan,) = solve_fleet(fleet)
-    assert check_plan(fleet.clusters[0], plan.to_json()) == []
+    inventory = read_cluster(POLICIES[id(fleet)], fleet.clusters[0].name)
+    assert check_plan(inventory, plan.to_json()) == []
     return plan
 
 
@@ -290,7 +300,10 @@ def test_a_mixed_node_lays_out_its_gpus_for_its_groups_and_taints(
             "b.yaml": fleets.team("b", "[{tier: slice, guaranteed: 6}]"),
         }
     )
-    plan = solved(resolve(build_policies(load_policies(root)), load_catalog()))
+    policies = build_policies(load_policies(root))
+    fleet = resolve(policies, load_catalog())
+    POLICIES[id(fleet)] = policies
+    plan = solved(fleet)
     (label,) = plan.labels("h100")
     layouts = plan.mig_configs[label].gpus
     assert layouts[1] == "2x3g.40gb" and layouts.count("whole") >= 4
