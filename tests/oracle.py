@@ -35,7 +35,7 @@ Free = tuple[tuple[tuple[str, ...], Layout], ...]
 WHOLE: Layout = (("", 1),)
 UNDECIDED: Layout = (("?", 0),)
 """A GPU of a `mig: mixed` node whose layout no gang has needed yet."""
-MAX_STATES = 300_000
+MAX_STATES = 100_000
 """Node states the search may visit before it gives up (NotJudged), rather than run for long."""
 
 

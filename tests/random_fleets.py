@@ -65,8 +65,8 @@ CEL = {
     'device.attributes["gpu.nvidia.com"].profile in ["3g.40gb", "3g.71gb"]': ("MIG",),
 }
 EVERY_PROFILE = {"H200"}
-"""Models whose every MIG profile the second selector takes: on a `mig: mixed` pool of them,
-neither the solver (GF402) nor the oracle can try every layout of every GPU."""
+"""Models whose every MIG profile the second selector takes: on a MIG pool of them, the
+oracle would try some 45 layouts per GPU (and the solver gives up on `mig: mixed`: GF402)."""
 NO_MEMORY = ("1g.23gb", "3g.90gb", "4g.24gb")
 """MIG profiles whose memory no source gives (the oracle does not judge minMemory on them)."""
 WHOLE_ATTRIBUTES = (
@@ -240,7 +240,7 @@ def _tiers(rng: random.Random, pools: list[_Pool], driver: str) -> dict[str, _Ti
             if any(p.model in uses or ("MIG" in uses and p.mig != "disabled") for p in pools)
             and (
                 "type ==" in expression
-                or not any(p.mig == "mixed" and p.model in EVERY_PROFILE for p in pools)
+                or not any(p.mig != "disabled" and p.model in EVERY_PROFILE for p in pools)
             )
         ]
         if profiles and rng.random() < 0.45:
