@@ -65,12 +65,3 @@ def build_checked(
             cluster.cluster.source.span(("spec", "nodePools")),
             "fewer gang sizes, host shares or MIG profiles per pool keep it small",
         ) from None
-
-
-def solve_status(built: ClusterModel, assume: list[str], deadline: Deadline) -> int:
-    """Solve with the given guarantees assumed enabled (the others free); the status."""
-    built.model.clear_assumptions()
-    built.model.add_assumptions([built.enabled[k] for k in assume])
-    status = int(deadline.solver().solve(built.model))
-    check_status(status, built.cluster)
-    return status
