@@ -170,7 +170,9 @@ class _Running:
 def _start(case: Case, base: Base, config: Config, scratch: Path) -> _Running:
     directory = scratch / f"case-{case.index}"
     write_tree(directory / "policies", case.tree)
-    shutil.copytree(base.out, directory / "out", symlinks=True, copy_function=shutil.copyfile)
+    # hard links: a compile never writes into a file of out/ (it would show in the judged
+    # bytes, which come from the base's snapshot in memory, not from these files)
+    shutil.copytree(base.out, directory / "out", copy_function=os.link)
     child = runner.start(
         command(config), directory, directory / "stdout", directory / "stderr", config.limits
     )
@@ -251,8 +253,8 @@ def _save(
     target = save / f"{case.seed}-{case.index:06d}".replace("/", "_")
     shutil.rmtree(target, ignore_errors=True)
     target.mkdir(parents=True)
-    shutil.copytree(directory / "policies", target / "policies", symlinks=True)
-    shutil.copytree(base.out, target / "out.before", symlinks=True)
+    write_tree(target / "policies", case.tree)
+    write_tree(target / "out.before", base.snapshot)
     if (directory / "out").is_dir():
         shutil.copytree(directory / "out", target / "out.after", symlinks=True)
     for name in ("stdout", "stderr"):

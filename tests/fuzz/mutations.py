@@ -19,6 +19,9 @@ from tests.fuzz.textual import TEXTUAL
 MUTATIONS = {**STRUCTURAL, **TEXTUAL}
 
 WEIGHTS = {
+    "demand": 8,
+    "partition": 3,
+    "taint": 3,
     "tweak": 4,
     "free-text": 4,
     "rename": 3,

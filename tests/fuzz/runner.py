@@ -11,6 +11,7 @@ taking the machine; a case that outlives its time limit is killed and reported a
 from __future__ import annotations
 
 import contextlib
+import gc
 import io
 import os
 import resource
@@ -54,6 +55,8 @@ class Finished:
     with the parent's pages)."""
     timed_out: bool
     stray: int
+    cpu: float = 0.0
+    """CPU seconds (user and system) of the child and the workers it waited for."""
     """Processes of its group still alive after it ended (workers outliving it; killed)."""
 
 
@@ -102,6 +105,8 @@ def _child(
     target: Callable[[], int] | Sequence[str], cwd: Path, stdout: Path, stderr: Path, cap: int
 ) -> None:
     code = RAISED
+    # the collector leaves the parent's objects alone: walking them would copy every page
+    gc.freeze()
     try:
         os.setpgid(0, 0)
         for number, path, flags in (
@@ -157,7 +162,8 @@ def reap(child: Child) -> Finished:
     stray = _stray(child.pid, child.linger)
     code = os.waitstatus_to_exitcode(status)
     max_rss = usage.ru_maxrss * 1024
-    return Finished(code, seconds, max_rss, max_rss - child.parent_rss, timed_out, stray)
+    cpu = usage.ru_utime + usage.ru_stime
+    return Finished(code, seconds, max_rss, max_rss - child.parent_rss, timed_out, stray, cpu)
 
 
 def _kill_group(group: int) -> None:

@@ -218,6 +218,115 @@ def free_text(rng: random.Random, tree: PolicyTree) -> Mutated:
     return _edit(rng, tree, wanted, change)
 
 
+DEMAND_KEYS = frozenset({"guaranteed", "limit", "gang", "nodes", "gpusPerNode", "node", "device"})
+"""Numbers that size demand or capacity: changing them keeps a policy valid and moves the
+solver between feasible and infeasible."""
+
+MIG_PROFILES = ["1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb", "1g.12gb"]
+
+
+def demand(rng: random.Random, tree: PolicyTree) -> Mutated:
+    """Scale a guarantee, limit, gang, node count or GPUs per node (to what still parses:
+    so that the solver decides, and explains when it does not fit)."""
+
+    keys = {"guaranteed"} if rng.random() < 0.5 else DEMAND_KEYS  # mostly: more than fits
+
+    def wanted(path: Any, node: Any) -> bool:
+        return path[-1] in keys and isinstance(node, int) and not isinstance(node, bool)
+
+    def change(parent: Any, key: str | int, node: Any) -> str:
+        if key == "guaranteed":  # more than the fleet holds, but no more than the limit
+            parent[key] = node * rng.choice([2, 3, 4, 8, 16]) + rng.randint(0, 3)
+            if isinstance(parent.get("limit"), int):
+                parent["limit"] = max(parent["limit"], parent[key])
+        elif key == "nodes":  # fewer nodes than the guarantees need
+            parent[key] = rng.choice([0, 1, 1, 2, max(0, node - 1), node * 2])
+        else:
+            parent[key] = rng.choice(
+                [0, 1, node + 1, max(0, node - 1), node * 2, node * 4, 7, 8, 9, 16]
+            )
+        return f"{node} -> {parent[key]}"
+
+    return _edit(rng, tree, wanted, change)
+
+
+def partition(rng: random.Random, tree: PolicyTree) -> Mutated:
+    """Change how GPUs are partitioned: a pool's MIG mode, a tier's MIG profile."""
+
+    def wanted(path: Any, node: Any) -> bool:
+        return path[-1] in ("mig", "partition") or (
+            isinstance(node, dict) and "gpusPerNode" in node
+        )
+
+    def change(parent: Any, key: str | int, node: Any) -> str:
+        if isinstance(node, dict):
+            node["mig"] = rng.choice(["allowed", "disabled", "mixed", "required"])
+            return f"mig: {node['mig']}"
+        parent[key] = rng.choice(
+            MIG_PROFILES if key == "partition" else ["allowed", "disabled", "mixed"]
+        )
+        return f"{node!r} -> {parent[key]!r}"
+
+    return _edit(rng, tree, wanted, change)
+
+
+def taint(rng: random.Random, tree: PolicyTree) -> Mutated:
+    """Taint a GPU of a pool found in the tree (a DeviceTaint document), or let a team
+    tolerate a taint."""
+    pools = [
+        (
+            document["metadata"]["name"],
+            pool["name"],
+            pool.get("nodes", 1),
+            pool.get("gpusPerNode", 1),
+        )
+        for content in tree.values()
+        for document in load(content) or []
+        if _is(document, "Cluster")
+        for pool in document["spec"].get("nodePools", [])
+        if isinstance(pool, dict) and isinstance(pool.get("name"), str)
+    ]
+    key = rng.choice(["example.com/ecc", "gpu.nvidia.com/xid", "nvidia.com/gpu"])
+    if pools and rng.random() < 0.6:
+        cluster, pool, nodes, gpus = rng.choice(pools)
+        node = rng.randrange(max(1, nodes)) if isinstance(nodes, int) else 0
+        device = rng.randrange(max(1, gpus)) if isinstance(gpus, int) else 0
+        effect = rng.choice(["NoSchedule", "NoExecute", "None"])
+        document = {
+            "apiVersion": "gpufleet.dev/v1alpha1",
+            "kind": "DeviceTaint",
+            "metadata": {"name": f"fuzz-{node}-{device}"},
+            "spec": {
+                "cluster": cluster,
+                "pool": pool,
+                "node": node,
+                "device": device,
+                "key": key,
+                "effect": effect,
+            },
+        }
+        name = f"taints/fuzz-{rng.randrange(100)}.yaml"
+        return {**tree, name: dump([document])}, f"{name}: {cluster}/{pool} {node}/{device} {key}"
+
+    def wanted(path: Any, node: Any) -> bool:
+        return path == ("spec",) and isinstance(node, dict) and "quotas" in node
+
+    def change(parent: Any, _key: str | int, node: Any) -> str:
+        node["tolerations"] = [{"key": key}]
+        return f"tolerates {key}"
+
+    return _edit(rng, tree, wanted, change)
+
+
+def _is(document: Any, kind: str) -> bool:
+    return (
+        isinstance(document, dict)
+        and document.get("kind") == kind
+        and isinstance(document.get("metadata"), dict)
+        and isinstance(document.get("spec"), dict)
+    )
+
+
 def tweak(rng: random.Random, tree: PolicyTree) -> Mutated:
     """Change a scalar to a plausible value of the same type, so later stages get to run."""
 
@@ -455,6 +564,9 @@ STRUCTURAL: dict[str, Mutation] = {
     "hostile-string": hostile_string,
     "free-text": free_text,
     "tweak": tweak,
+    "demand": demand,
+    "partition": partition,
+    "taint": taint,
     "extra-key": extra_key,
     "nest": nest,
     "alias": alias,

@@ -56,8 +56,9 @@ class Summary:
     """Cases with a problem of each kind."""
     failures: list[Result] = field(default_factory=list)
     times: list[float] = field(default_factory=list)
+    cpu: float = 0.0
+    """CPU seconds of the cases (their workers included)."""
     max_rss: int = 0
-    max_growth: int = 0
     slowest: str = ""
     seconds: float = 0.0
 
@@ -78,8 +79,8 @@ class Summary:
         if not self.times or finished.seconds > max(self.times):
             self.slowest = f"case {result.case.index} ({result.case.base})"
         self.times.append(finished.seconds)
+        self.cpu += finished.cpu
         self.max_rss = max(self.max_rss, finished.max_rss)
-        self.max_growth = max(self.max_growth, finished.rss_growth)
 
     def percentile(self, share: float) -> float:
         """The case time below which `share` of the cases ran."""
@@ -113,9 +114,8 @@ class Summary:
             + "".join(f", {k}: {self.kinds[k]}" for k in KINDS if self.kinds.get(k)),
             f"  time per case: median {self.percentile(0.5):.2f} s,"
             f" p99 {self.percentile(0.99):.2f} s,"
-            f" max {max(self.times, default=0):.2f} s ({self.slowest})",
-            f"  memory: max RSS {self.max_rss >> 20} MiB, max growth over the parent"
-            f" {self.max_growth >> 20} MiB",
+            f" max {max(self.times, default=0):.2f} s ({self.slowest}); CPU {self.cpu:.0f} s",
+            f"  memory: max RSS {self.max_rss >> 20} MiB",
             "  error codes (cases):",
             histogram or "    none",
             f"  mutations, in cases (of which exit 0 or 1): {mutations}",
@@ -141,8 +141,8 @@ class Summary:
             "median_seconds": round(self.percentile(0.5), 3),
             "p99_seconds": round(self.percentile(0.99), 3),
             "max_seconds": round(max(self.times, default=0), 3),
+            "cpu_seconds": round(self.cpu, 1),
             "max_rss_mib": self.max_rss >> 20,
-            "max_growth_mib": self.max_growth >> 20,
             "failures": [str(r.saved) for r in self.failures],
         }
 
