@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from contextlib import ExitStack
 from pathlib import Path
 
+from compiler import __version__
 from compiler.diagnostics import CompileError, Diagnostic, Span, exit_code_for, fail
 from compiler.diagnostics.codes import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, EXIT_POLICY
 from compiler.diagnostics.formats import FORMATS, FORMATTERS
@@ -98,6 +99,7 @@ def _command(
 
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="gpufleet", description=__doc__.split("\n")[0] if __doc__ else None)
+    parser.add_argument("--version", action="version", version=f"gpufleet {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for name, summary in (
         ("compile", "compile the policies into the output directory"),

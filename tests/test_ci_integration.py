@@ -44,15 +44,20 @@ def test_the_workflow_checks_compiles_and_posts_the_report() -> None:
     (job,) = workflow["jobs"].values()
     scripts = [step["run"] for step in job["steps"] if "run" in step]
     commands = [
-        line.strip().split(" >")[0]
+        found.group(0).strip()
         for script in scripts
         for line in script.splitlines()
-        if line.strip().startswith("gpufleet ")
+        if (found := re.search(r"\bgpufleet [^>\\]*", line))
     ]
     assert commands == [
         "gpufleet check",
         "gpufleet compile --check",
-        'gpufleet report --previous "$RUNNER_TEMP/base/out"',
+        'gpufleet report --format text --previous "$RUNNER_TEMP/base/out"',
     ]
     assert all(parses(command) for command in commands)
     assert any("gh pr comment" in script and "--body-file" in script for script in scripts)
+    # a pull request that stops compiling replaces the green comment with its errors
+    (report,) = [s for s in scripts if "gpufleet report" in s]
+    assert "if ! gpufleet report" in report and "do not compile" in report
+    (install,) = [s for s in scripts if "pip install" in s]
+    assert re.fullmatch(r'pip install "git\+https://\S+@v\d+\.\d+\.\d+"', install.strip())
