@@ -31,6 +31,7 @@ from compiler.review import (
     compile_as_compile_would,
     conflict_diagnostics,
     note_foreign,
+    out_from_repository_root,
 )
 from compiler.solve import DEFAULT_EXPLAIN_TIME_LIMIT, DEFAULT_TIME_LIMIT
 from compiler.solve.breakdown import capacity_breakdown
@@ -210,6 +211,7 @@ def _check_output_outside_policies(args: argparse.Namespace) -> None:
 
 
 def _run(args: argparse.Namespace, fmt: str) -> int:
+    out_from_repository_root(args)
     _check_output_outside_policies(args)
     with ExitStack() as held:
         for directory, write in _output_directories(args):

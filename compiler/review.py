@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from compiler.diagnostics import Diagnostic, Span, fail
 from compiler.diagnostics.codes import EXIT_OK
@@ -19,7 +19,7 @@ from compiler.report import Previous, build_report, mig_changes, read_previous_p
 from compiler.report.diff import read_changes
 from compiler.report.markdown import gpus_per_node
 from compiler.timings import NO_TIMINGS, StageTimings
-from compiler.write import OWNED_LIST, cluster_stream, compare_tree, with_listing
+from compiler.write import OWNED_LIST, Staleness, cluster_stream, compare_tree, with_listing
 
 Reporter = Callable[[Sequence[Diagnostic]], None]
 
@@ -36,6 +36,53 @@ def add_review_arguments(command: str, parser: argparse.ArgumentParser) -> None:
         )
     if command == "render":
         parser.add_argument("--cluster", required=True, help="the cluster to print")
+        parser.add_argument(
+            "--source-path",
+            default=None,
+            metavar="PATH",
+            help="the working directory's path inside the repository (Argo CD's "
+            "$ARGOCD_APP_SOURCE_PATH; empty for the root): --out is then read from the "
+            "repository's root",
+        )
+
+
+def out_from_repository_root(args: argparse.Namespace) -> None:
+    """With `render --source-path`, make --out relative to the repository's root.
+
+    Argo CD runs a plugin in the Application's source directory, which is the repository's
+    root followed by ARGOCD_APP_SOURCE_PATH; out/ is where the fleet's gitops.path says,
+    from that root. A working directory that does not end in the source path is GF113:
+    guessing the root could read some other out/.
+    """
+    source = getattr(args, "source_path", None)
+    if source is None or args.out.is_absolute():
+        return
+    here = Path.cwd()
+    root = repository_root(here, source)
+    if root is None:
+        raise fail(
+            "GF113",
+            f"--source-path {source!r} is not the end of the working directory {here}, so "
+            "the repository's root (and out/ in it) is unknown",
+            None,
+            "run the plugin in the Application's source directory, as Argo CD does, with "
+            "ARGOCD_APP_SOURCE_PATH set to the Application's `path`",
+        )
+    args.out = root / args.out
+
+
+def repository_root(here: Path, source: str) -> Path | None:
+    """The directory `here` is `source` below (`a/b` below /r for /r/a/b), or None when
+    `here` does not end in `source` or `source` leaves the repository (absolute, `..`)."""
+    path = PurePosixPath(source)
+    parts = tuple(p for p in path.parts if p != ".")
+    if path.is_absolute() or ".." in parts:
+        return None
+    if not parts:
+        return here
+    if len(parts) >= len(here.parts) or here.parts[-len(parts) :] != parts:
+        return None
+    return here.parents[len(parts) - 1]
 
 
 def conflict_diagnostics(out: Path, paths: Sequence[str]) -> list[Diagnostic]:
@@ -50,6 +97,16 @@ def conflict_diagnostics(out: Path, paths: Sequence[str]) -> list[Diagnostic]:
         )
         for path in paths
     ]
+
+
+def stale_summary(changes: Staleness, shown: int = 5) -> str:
+    """`2 changed, 1 added: plan/a.json, ...`: what a compile would do to out/, with the first
+    few paths (an absent out/ would list every file)."""
+    lists = (("changed", changes.changed), ("added", changes.added), ("removed", changes.removed))
+    counts = ", ".join(f"{len(paths)} {what}" for what, paths in lists if paths)
+    paths = [path for _, listed in lists for path in listed]
+    more = f", and {len(paths) - shown} more" if len(paths) > shown else ""
+    return f"{counts}: {', '.join(paths[:shown])}{more}"
 
 
 def note_foreign(out: Path, paths: Sequence[str]) -> None:
@@ -108,7 +165,12 @@ def run_report(args: argparse.Namespace, report: Reporter) -> int:
 
 
 def run_render(args: argparse.Namespace, report: Reporter) -> int:
-    """Print one cluster's objects as a YAML stream: what Argo CD syncs for that cluster."""
+    """Print one cluster's objects as a YAML stream: what Argo CD syncs for that cluster.
+
+    Only what was reviewed: it compiles over the committed plans in --out, and refuses
+    (GF501, nothing printed) exactly when `compile --check` would, so a plugin never syncs a
+    plan that is missing from out/ or that the policies have moved away from.
+    """
     compiled = compile_as_compile_would(args, report)
     report(compiled.warnings)
     names = sorted(c.name for c in compiled.fleet.clusters)
@@ -118,6 +180,18 @@ def run_render(args: argparse.Namespace, report: Reporter) -> int:
             f"--cluster {args.cluster!r} is not a cluster of the policies",
             None,
             f"clusters: {', '.join(names)}",
+        )
+    changes = compare_tree(args.out, compiled.tree)
+    if changes.stale:
+        plan = args.out / "plan" / f"{args.cluster}.json"
+        missing = "" if plan.is_file() else f" (it has no {plan})"
+        raise fail(
+            "GF501",
+            f"{args.out} is not what the policies compile to{missing}: render prints only the "
+            f"reviewed, committed out/, never a new plan ({stale_summary(changes)})",
+            Span(str(args.out)),
+            "run `gpufleet compile` and commit out/ with the policies; under Argo CD, check "
+            "that out/ is at the fleet's gitops.path from the repository's root",
         )
     sys.stdout.write(cluster_stream(compiled.tree, args.cluster))
     return EXIT_OK

@@ -4,11 +4,7 @@ out/clusters/*, and the Config Management Plugin prints what the rendered manife
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from fnmatch import fnmatchcase
-from pathlib import Path
 from typing import Any
 
 import jsonschema
@@ -109,34 +105,6 @@ def test_the_plugin_is_valid_and_the_config_map_holds_it(compiled_example: Compi
     ):
         with pytest.raises(jsonschema.ValidationError):
             jsonschema.validate(broken, schema)
-
-
-def test_the_plugin_command_prints_what_out_holds_for_the_cluster(
-    compiled_example: Compiled,
-) -> None:
-    """Run plugin.yaml's generate command the way Argo CD does: in the source directory, with
-    the Application's env prefixed ARGOCD_ENV_."""
-    generate = load(compiled_example, "argocd/cmp/plugin.yaml")["spec"]["generate"]
-    bin_dir = str(Path(sys.executable).parent)
-    env = {
-        **os.environ,
-        "PATH": bin_dir + os.pathsep + os.environ["PATH"],
-        "ARGOCD_ENV_GPUFLEET_CLUSTER": "prod-west",
-    }
-    env.pop("GITHUB_ACTIONS", None)
-    done = subprocess.run(
-        [*generate["command"], *generate["args"]],
-        cwd=EXAMPLE,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout == cluster_stream(compiled_example.tree, "prod-west")
-    committed = REPO / "out" / "clusters" / "prod-west"
-    listed = yaml.safe_load((committed / "kustomization.yaml").read_text())["resources"]
-    assert done.stdout == "".join(f"---\n{(committed / r).read_text()}" for r in listed)
 
 
 def test_render_prints_a_stream_of_the_cluster_objects(run_cli: Run) -> None:

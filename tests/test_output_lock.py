@@ -143,6 +143,6 @@ def test_a_reader_that_cannot_create_the_lock_reads_unlocked(
 
 def test_a_reader_of_no_out_leaves_no_lock_behind(run_cli: Run, tmp_path: Path) -> None:
     out = tmp_path / "out"
-    code, said, _ = run_cli("render", "--cluster", "prod-east", "--policies", EXAMPLE, "--out", out)
-    assert code == 0 and "kind: DeviceClass" in said
+    code, said, _ = run_cli("report", "--policies", EXAMPLE, "--out", out)
+    assert code == 0 and "prod-east" in said
     assert list(tmp_path.iterdir()) == []

@@ -3,6 +3,7 @@ Management Plugin for teams that prefer Argo CD to run gpufleet itself."""
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -15,7 +16,19 @@ CMP_DIR = f"{ARGOCD_DIR}/cmp"
 PLUGIN_NAME = "gpufleet"
 CLUSTER_ENV = "GPUFLEET_CLUSTER"
 """Set in the Application's `spec.source.plugin.env`; Argo CD prefixes it with ARGOCD_ENV_."""
-GENERATE = f'exec gpufleet render --policies . --format text --cluster "$ARGOCD_ENV_{CLUSTER_ENV}"'
+
+
+def generate_command(out_path: str) -> str:
+    """The plugin's generate command (for `sh -c`): render the committed plan in out/.
+
+    Argo CD runs it in the Application's source directory (the policies); out/ is found at
+    `out_path` (the fleet's gitops.path) from the repository's root, which is that directory
+    without ARGOCD_APP_SOURCE_PATH. render refuses a missing or stale plan (GF501).
+    """
+    return (
+        f'exec gpufleet render --policies . --source-path "$ARGOCD_APP_SOURCE_PATH" '
+        f'--out {shlex.quote(out_path)} --format text --cluster "$ARGOCD_ENV_{CLUSTER_ENV}"'
+    )
 
 
 @dataclass(frozen=True)
@@ -90,7 +103,7 @@ def argocd_manifests(
         kind="ConfigManagementPlugin",
         name=PLUGIN_NAME,
         template="configmanagementplugin.yaml.j2",
-        values={"generate": GENERATE},
+        values={"generate": generate_command(gitops.path)},
         directory=CMP_DIR,
         annotations=annotations,
         file_name="plugin.yaml",
