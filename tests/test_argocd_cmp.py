@@ -156,6 +156,31 @@ def test_the_plugin_finds_out_from_a_nested_source_path(checkout: Path) -> None:
     assert done.stdout == committed_stream(REPO / "out", "prod-east")
 
 
+def test_the_plugin_renders_the_committed_plan_where_a_new_plan_would_differ(
+    checkout: Path,
+) -> None:
+    """The issue's case: a reviewed change compiled over the previous plan (MIG layouts kept
+    stable) gives other cohort quotas in prod-east than planning afresh would. The plugin
+    prints the committed ones; it used to re-plan without out/ and print the fresh ones."""
+    team = checkout / "policies" / "teams" / "llm-serving.yaml"
+    team.write_text(team.read_text().replace("guaranteed: 48", "guaranteed: 40"))
+    gpufleet = Path(sys.executable).parent / "gpufleet"
+    for out in ("out", "fresh"):
+        subprocess.run(
+            [gpufleet, "compile", "--policies", "policies", "--out", out],
+            cwd=checkout,
+            capture_output=True,
+            check=True,
+            timeout=120,
+        )
+    cohort = "clusters/prod-east/_cluster/cohort_prod-east.yaml"
+    assert (checkout / "out" / cohort).read_text() != (checkout / "fresh" / cohort).read_text()
+    shutil.rmtree(checkout / "fresh")
+    done = Sidecar.read_only(checkout).generate("prod-east")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == committed_stream(checkout / "out", "prod-east")
+
+
 def test_a_stale_plan_is_refused_not_replanned(checkout: Path) -> None:
     """A policy changed after out/ was compiled: printing a fresh plan would sync what no pull
     request reviewed, so the plugin fails the sync with GF501 and prints nothing."""
