@@ -25,8 +25,7 @@ def test_kueue_quotas_count_tainted_devices_another_tier_of_the_group_tolerates(
     root = write_policies(
         {
             "cluster.yaml": fleets.cluster(pools=pools) + "  kueue: {enabled: true}\n",
-            "taint.yaml": fleets.HEADER
-            + "kind: DeviceTaint\nmetadata: {name: ecc}\n"
+            "taint.yaml": fleets.HEADER + "kind: DeviceTaint\nmetadata: {name: ecc}\n"
             "spec: {cluster: c1, pool: h100, node: 0, device: 0, key: example.com/ecc}\n",
             "any.yaml": fleets.tier("any", "{cpuPerGpu: 1}"),
             "hopper.yaml": fleets.tier("hopper", "{select: {models: [H100]}}"),
