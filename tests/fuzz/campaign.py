@@ -30,7 +30,7 @@ from tests.fuzz import runner
 from tests.fuzz.harness import Outcome, Verdict, judge, snapshot
 from tests.fuzz.mutations import Case, draw_case
 from tests.fuzz.runner import Child, Finished, Limits
-from tests.fuzz.seeds import SMALL, PolicyTree, example_tree, generated_tree, write_tree
+from tests.fuzz.seeds import MIG, SMALL, PolicyTree, example_tree, generated_tree, write_tree
 from tests.fuzz.summary import Result, Summary
 
 COMMAND = ("compile", "--policies", "policies", "--out", "out", "--format", "json")
@@ -73,7 +73,7 @@ class Base:
     snapshot: dict[str, bytes]
 
 
-WEIGHTS = {"small": 6, "example": 3, "clusters-8": 1}
+WEIGHTS = {"small": 5, "mig": 2, "example": 3, "clusters-8": 1}
 """How often each fixed base is drawn; each generated fleet weighs 1."""
 
 
@@ -101,7 +101,12 @@ def _expected(previous_out: Path, target: Path) -> int:
 
 def base_trees(config: Config) -> dict[str, PolicyTree]:
     """The valid trees of a campaign: the fixed ones and those generated from its seed."""
-    trees = {"small": SMALL, "example": example_tree(), "clusters-8": generated_tree("8", 8)}
+    trees = {
+        "small": SMALL,
+        "mig": MIG,
+        "example": example_tree(),
+        "clusters-8": generated_tree("8", 8),
+    }
     for k in range(config.generated):
         trees[f"generated-{k}"] = generated_tree(f"{config.seed}:fleet:{k}")
     return trees

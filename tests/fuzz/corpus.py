@@ -151,6 +151,44 @@ CONTROL_STRINGS = [
 """Control, bidirectional, combining and look-alike characters: what could reach a
 terminal through a diagnostic, or pass as another name."""
 
+FRAGMENTS = [
+    "{",
+    "}",
+    "{index}",
+    "{0}",
+    "%s",
+    "%",
+    "$",
+    "é",
+    "ß",
+    "İ",
+    "Ω",
+    "\u212a",
+    "\u200b",
+    "\u00a0",
+    "\u202e",
+    "\x1b[31m",
+    "\x07",
+    "\r",
+    "\n",
+    "\t",
+    "\x00",
+    " ",
+    "-",
+    "_",
+    ".",
+    "/",
+    ":",
+    "*",
+    "'",
+    '"',
+    "\\",
+    "A",
+]
+"""Short pieces put into an existing string: the rest of the value stays as it was, so the
+string often passes the checks before the one that should catch the piece (a label value
+with an é, a node-name format with one brace too many)."""
+
 SPECIAL_INTS = [
     0,
     -1,

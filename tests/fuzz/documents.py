@@ -12,6 +12,10 @@ from tests.fuzz.seeds import PolicyTree
 
 Path = tuple[str | int, ...]
 
+Mutated = tuple[PolicyTree, str] | None
+"""A mutated tree and a one-line description of the change, or None: it did not apply."""
+Mutation = Callable[[random.Random, PolicyTree], Mutated]
+
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 

@@ -13,16 +13,21 @@ import random
 from dataclasses import dataclass
 
 from tests.fuzz.seeds import PolicyTree
+from tests.fuzz.semantic import SEMANTIC
 from tests.fuzz.structural import STRUCTURAL
 from tests.fuzz.textual import TEXTUAL
 
-MUTATIONS = {**STRUCTURAL, **TEXTUAL}
+STRUCTURAL_ALL = {**STRUCTURAL, **SEMANTIC}
+"""Structural mutations: of YAML nodes, and of the policy they hold."""
+
+MUTATIONS = {**STRUCTURAL_ALL, **TEXTUAL}
 
 WEIGHTS = {
     "demand": 8,
     "partition": 3,
     "taint": 3,
     "tweak": 4,
+    "inject": 4,
     "free-text": 4,
     "rename": 3,
     "dangling-reference": 2,
@@ -65,7 +70,7 @@ def draw_case(seed: str, index: int, bases: dict[str, PolicyTree], weights: dict
     for _ in range(rng.choice([1, 1, 1, 1, 2, 2, 3])):
         # a mutation that does not apply (no such node) is redrawn
         for _attempt in range(10 if tree else 0):
-            family = TEXTUAL if rng.random() < TEXTUAL_SHARE else STRUCTURAL
+            family = TEXTUAL if rng.random() < TEXTUAL_SHARE else STRUCTURAL_ALL
             known = sorted(family)
             name = rng.choices(known, [WEIGHTS.get(n, 1) for n in known])[0]
             try:

@@ -26,7 +26,9 @@ spec:
   nodePools:
     - {name: h100, nodes: 2, gpu: H100-80GB, gpusPerNode: 8, hostMemory: 2Ti, cpu: 224,
        mig: allowed}
-    - {name: l40s, nodes: 2, gpu: L40S, gpusPerNode: 4, hostMemory: 512Gi, cpu: 64}
+    - {name: l40s, nodes: 2, gpu: L40S, gpusPerNode: 4, hostMemory: 512Gi, cpu: 64,
+       nodeNames: "{cluster}-{pool}-{index}"}
+  kueue: {enabled: true}
 """
     ).encode(),
     "fleet.yaml": (
@@ -119,6 +121,74 @@ spec:
 """
     ).encode(),
 }
+
+
+MIG: PolicyTree = {
+    "cluster.yaml": (
+        HEADER
+        + """kind: Cluster
+metadata: {name: m1}
+spec:
+  kubernetesVersion: "1.37"
+  nodePools:
+    - {name: h100, nodes: 1, gpu: H100-80GB, gpusPerNode: 4, hostMemory: 1Ti, cpu: 96,
+       mig: mixed, topology: {numaNode: 2, pcieRoot: 1}}
+---
+"""
+        + HEADER
+        + """kind: DeviceTaint
+metadata: {name: ecc}
+spec: {cluster: m1, pool: h100, node: 0, device: 3, key: example.com/ecc,
+       value: uncorrectable, effect: NoSchedule}
+---
+"""
+        + HEADER
+        + """kind: PriorityLadder
+metadata: {name: ladder}
+spec:
+  levels:
+    - {name: serving, value: 1000}
+"""
+    ).encode(),
+    "tiers.yaml": (
+        HEADER
+        + "kind: GpuTier\nmetadata: {name: one}\nspec: {partition: 1g.10gb}\n---\n"
+        + HEADER
+        + "kind: GpuTier\nmetadata: {name: two}\nspec: {partition: 2g.20gb}\n---\n"
+        + HEADER
+        + "kind: GpuTier\nmetadata: {name: three}\n"
+        + "spec: {partition: 3g.40gb, gangMatchAttribute: gpu.nvidia.com/parentUUID}\n"
+    ).encode(),
+    "grants/a.yaml": (
+        HEADER
+        + """kind: TeamGrant
+metadata: {name: a}
+spec:
+  namespaces: [a]
+  quotas:
+    - {tier: one, guaranteed: 3, limit: 7}
+    - {tier: three, guaranteed: 2}
+  priorities: [serving]
+  tolerations:
+    - {key: example.com/ecc, operator: Equal, value: uncorrectable, effect: NoSchedule}
+"""
+    ).encode(),
+    "grants/b.yaml": (
+        HEADER
+        + """kind: TeamGrant
+metadata: {name: b}
+spec:
+  namespaces: [b]
+  quotas:
+    - {tier: two, guaranteed: 2, limit: 3}
+"""
+    ).encode(),
+    "teams/a.yaml": HEADER.encode() + b"kind: Team\nmetadata: {name: a}\n",
+    "teams/b.yaml": HEADER.encode()
+    + b"kind: Team\nmetadata: {name: b}\nspec: {memoryQoS: guaranteed}\n",
+}
+"""A tiny fleet of one node whose GPUs each take their own MIG layout (`mig: mixed`), three
+MIG tiers, a tainted GPU and a team tolerating it by value."""
 
 
 def example_tree() -> PolicyTree:

@@ -1,4 +1,6 @@
-"""Structural mutations: parse a file, change its documents, dump it back.
+"""Structural mutations of YAML nodes: parse a file, change a node, dump it back (values of
+another type or size, hostile text, keys deleted, moved or repeated, nesting, anchors and
+aliases, merge keys, tags). tests/fuzz/semantic.py has those that know the policy language.
 
 Each takes a random generator and a tree and returns the mutated tree with a one-line
 description (what the case's report shows), or None where it does not apply (no file parses,
@@ -13,72 +15,22 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from tests.fuzz.corpus import (
-    CONTROL_STRINGS,
-    EXTREME_NUMBERS,
-    FIELD_NAMES,
-    FORMAT_STRINGS,
-    HOSTILE_STRINGS,
-    REFERENCE_KEYS,
-    SPECIAL_INTS,
-    TAGS,
+from tests.fuzz.corpus import EXTREME_NUMBERS, FIELD_NAMES, FRAGMENTS, SPECIAL_INTS, TAGS
+from tests.fuzz.documents import (
+    Mutated,
+    Mutation,
+    dotted,
+    dump,
+    get,
+    pick_file,
+    pick_node,
+    pick_path,
 )
-from tests.fuzz.documents import dotted, dump, get, load, names, pick_file, pick_node, pick_path
 from tests.fuzz.seeds import PolicyTree
-
-Mutated = tuple[PolicyTree, str] | None
-Mutation = Callable[[random.Random, PolicyTree], Mutated]
+from tests.fuzz.values import hostile_text, value
 
 
-def hostile_text(rng: random.Random) -> str:
-    """A string from the corpus, a format string, a control sequence, or random unicode."""
-    pool = rng.choice([HOSTILE_STRINGS, FORMAT_STRINGS, CONTROL_STRINGS, None])
-    if pool is not None:
-        return str(rng.choice(pool))
-    alphabet = [chr(rng.randint(0, 0x2FFF)) for _ in range(8)] + list("ab-_.{}%$")
-    return "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 24)))
-
-
-def hostile_name(rng: random.Random, name: str) -> str:
-    """A name an object could be renamed to: valid (another spelling that normalises to
-    it, a longer one, one at the length limit), or not (hostile, injected, too long)."""
-    spelling = rng.choice(
-        ["upper", "underscore", "valid", "valid", "limit", "suffix", "hostile", "inject", "long"]
-    )
-    if spelling == "upper":
-        return name.upper()
-    if spelling == "underscore":
-        return name.replace("-", "_")
-    if spelling == "valid":
-        return name + rng.choice(["-2", "x", "-b-c", "0"])
-    if spelling == "limit":
-        return (name + "-" + "a" * 63)[:63]
-    if spelling == "suffix":
-        return name + rng.choice(["-", "\u200b", "\u0301", " ", ".", "{index}}"])
-    if spelling == "inject":
-        return name + rng.choice(FORMAT_STRINGS + CONTROL_STRINGS)
-    if spelling == "long":
-        return name + "-" + "a" * rng.choice([60, 250, 5000])
-    return hostile_text(rng)
-
-
-def value(rng: random.Random, depth: int = 0) -> Any:
-    """A random YAML value: a hostile scalar or a small collection of them."""
-    kind = rng.randint(0, 9 if depth < 2 else 6)
-    if kind <= 2:
-        return hostile_text(rng)
-    if kind <= 4:
-        return rng.choice(EXTREME_NUMBERS)
-    if kind == 5:
-        return rng.choice([True, False, None])
-    if kind == 6:
-        return rng.randint(-10, 100)
-    if kind <= 8:
-        return [value(rng, depth + 1) for _ in range(rng.randint(0, 3))]
-    return {rng.choice(FIELD_NAMES): value(rng, depth + 1) for _ in range(rng.randint(0, 3))}
-
-
-def _edit(
+def edit(
     rng: random.Random,
     tree: PolicyTree,
     wanted: Callable[[tuple[str | int, ...], Any], bool],
@@ -101,7 +53,7 @@ def delete_key(rng: random.Random, tree: PolicyTree) -> Mutated:
         del parent[key]
         return "deleted"
 
-    return _edit(rng, tree, lambda _p, _n: True, change)
+    return edit(rng, tree, lambda _p, _n: True, change)
 
 
 def move_key(rng: random.Random, tree: PolicyTree) -> Mutated:
@@ -141,7 +93,7 @@ def swap_type(rng: random.Random, tree: PolicyTree) -> Mutated:
         parent[key] = new
         return f"{type(node).__name__} -> {type(new).__name__}"
 
-    return _edit(rng, tree, lambda _p, _n: True, change)
+    return edit(rng, tree, lambda _p, _n: True, change)
 
 
 def extreme_number(rng: random.Random, tree: PolicyTree) -> Mutated:
@@ -159,7 +111,7 @@ def extreme_number(rng: random.Random, tree: PolicyTree) -> Mutated:
         parent[key] = rng.choice([n for n in EXTREME_NUMBERS if repr(n) != repr(node)])
         return f"{node!r} -> {parent[key]!r}"[:120]
 
-    return _edit(rng, tree, wanted, change)
+    return edit(rng, tree, wanted, change)
 
 
 def resize_list(rng: random.Random, tree: PolicyTree) -> Mutated:
@@ -176,21 +128,7 @@ def resize_list(rng: random.Random, tree: PolicyTree) -> Mutated:
         parent[key] = items
         return f"list of {len(node)} -> {len(items)}"
 
-    return _edit(rng, tree, lambda _p, n: isinstance(n, list), change)
-
-
-def dangling_reference(rng: random.Random, tree: PolicyTree) -> Mutated:
-    """Point a reference (tier, cluster, pool, priority, namespace, ...) at nothing."""
-
-    def wanted(path: Any, _: Any) -> bool:
-        return isinstance(path[-1], str) and path[-1] in REFERENCE_KEYS
-
-    def change(parent: Any, key: str | int, node: Any) -> str:
-        ghost = rng.choice(["ghost", "missing-object", "h100x", "c9", "Training", "default"])
-        parent[key] = [ghost] if isinstance(node, list) else ghost
-        return f"-> {ghost!r}"
-
-    return _edit(rng, tree, wanted, change)
+    return edit(rng, tree, lambda _p, n: isinstance(n, list), change)
 
 
 def hostile_string(rng: random.Random, tree: PolicyTree) -> Mutated:
@@ -200,7 +138,20 @@ def hostile_string(rng: random.Random, tree: PolicyTree) -> Mutated:
         parent[key] = hostile_text(rng)
         return f"-> {parent[key]!r}"[:120]
 
-    return _edit(rng, tree, lambda _p, n: isinstance(n, str), change)
+    return edit(rng, tree, lambda _p, n: isinstance(n, str), change)
+
+
+def inject(rng: random.Random, tree: PolicyTree) -> Mutated:
+    """Put a short piece (a brace, a format specifier, a non-ASCII letter, a control
+    character, a separator) into a string, leaving the rest of it as it was."""
+
+    def change(parent: Any, key: str | int, node: Any) -> str:
+        piece = rng.choice(FRAGMENTS)
+        at = rng.choice([0, len(node), rng.randint(0, len(node))])
+        parent[key] = node[:at] + piece + node[at:]
+        return f"{node!r} -> {parent[key]!r}"[:120]
+
+    return edit(rng, tree, lambda _p, n: isinstance(n, str), change)
 
 
 def free_text(rng: random.Random, tree: PolicyTree) -> Mutated:
@@ -215,116 +166,7 @@ def free_text(rng: random.Random, tree: PolicyTree) -> Mutated:
         node["description"] = text
         return f"description -> {text!r}"[:120]
 
-    return _edit(rng, tree, wanted, change)
-
-
-DEMAND_KEYS = frozenset({"guaranteed", "limit", "gang", "nodes", "gpusPerNode", "node", "device"})
-"""Numbers that size demand or capacity: changing them keeps a policy valid and moves the
-solver between feasible and infeasible."""
-
-MIG_PROFILES = ["1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb", "1g.12gb"]
-
-
-def demand(rng: random.Random, tree: PolicyTree) -> Mutated:
-    """Scale a guarantee, limit, gang, node count or GPUs per node (to what still parses:
-    so that the solver decides, and explains when it does not fit)."""
-
-    keys = {"guaranteed"} if rng.random() < 0.5 else DEMAND_KEYS  # mostly: more than fits
-
-    def wanted(path: Any, node: Any) -> bool:
-        return path[-1] in keys and isinstance(node, int) and not isinstance(node, bool)
-
-    def change(parent: Any, key: str | int, node: Any) -> str:
-        if key == "guaranteed":  # more than the fleet holds, but no more than the limit
-            parent[key] = node * rng.choice([2, 3, 4, 8, 16]) + rng.randint(0, 3)
-            if isinstance(parent.get("limit"), int):
-                parent["limit"] = max(parent["limit"], parent[key])
-        elif key == "nodes":  # fewer nodes than the guarantees need
-            parent[key] = rng.choice([0, 1, 1, 2, max(0, node - 1), node * 2])
-        else:
-            parent[key] = rng.choice(
-                [0, 1, node + 1, max(0, node - 1), node * 2, node * 4, 7, 8, 9, 16]
-            )
-        return f"{node} -> {parent[key]}"
-
-    return _edit(rng, tree, wanted, change)
-
-
-def partition(rng: random.Random, tree: PolicyTree) -> Mutated:
-    """Change how GPUs are partitioned: a pool's MIG mode, a tier's MIG profile."""
-
-    def wanted(path: Any, node: Any) -> bool:
-        return path[-1] in ("mig", "partition") or (
-            isinstance(node, dict) and "gpusPerNode" in node
-        )
-
-    def change(parent: Any, key: str | int, node: Any) -> str:
-        if isinstance(node, dict):
-            node["mig"] = rng.choice(["allowed", "disabled", "mixed", "required"])
-            return f"mig: {node['mig']}"
-        parent[key] = rng.choice(
-            MIG_PROFILES if key == "partition" else ["allowed", "disabled", "mixed"]
-        )
-        return f"{node!r} -> {parent[key]!r}"
-
-    return _edit(rng, tree, wanted, change)
-
-
-def taint(rng: random.Random, tree: PolicyTree) -> Mutated:
-    """Taint a GPU of a pool found in the tree (a DeviceTaint document), or let a team
-    tolerate a taint."""
-    pools = [
-        (
-            document["metadata"]["name"],
-            pool["name"],
-            pool.get("nodes", 1),
-            pool.get("gpusPerNode", 1),
-        )
-        for content in tree.values()
-        for document in load(content) or []
-        if _is(document, "Cluster")
-        for pool in document["spec"].get("nodePools", [])
-        if isinstance(pool, dict) and isinstance(pool.get("name"), str)
-    ]
-    key = rng.choice(["example.com/ecc", "gpu.nvidia.com/xid", "nvidia.com/gpu"])
-    if pools and rng.random() < 0.6:
-        cluster, pool, nodes, gpus = rng.choice(pools)
-        node = rng.randrange(max(1, nodes)) if isinstance(nodes, int) else 0
-        device = rng.randrange(max(1, gpus)) if isinstance(gpus, int) else 0
-        effect = rng.choice(["NoSchedule", "NoExecute", "None"])
-        document = {
-            "apiVersion": "gpufleet.dev/v1alpha1",
-            "kind": "DeviceTaint",
-            "metadata": {"name": f"fuzz-{node}-{device}"},
-            "spec": {
-                "cluster": cluster,
-                "pool": pool,
-                "node": node,
-                "device": device,
-                "key": key,
-                "effect": effect,
-            },
-        }
-        name = f"taints/fuzz-{rng.randrange(100)}.yaml"
-        return {**tree, name: dump([document])}, f"{name}: {cluster}/{pool} {node}/{device} {key}"
-
-    def wanted(path: Any, node: Any) -> bool:
-        return path == ("spec",) and isinstance(node, dict) and "quotas" in node
-
-    def change(parent: Any, _key: str | int, node: Any) -> str:
-        node["tolerations"] = [{"key": key}]
-        return f"tolerates {key}"
-
-    return _edit(rng, tree, wanted, change)
-
-
-def _is(document: Any, kind: str) -> bool:
-    return (
-        isinstance(document, dict)
-        and document.get("kind") == kind
-        and isinstance(document.get("metadata"), dict)
-        and isinstance(document.get("spec"), dict)
-    )
+    return edit(rng, tree, wanted, change)
 
 
 def tweak(rng: random.Random, tree: PolicyTree) -> Mutated:
@@ -341,7 +183,7 @@ def tweak(rng: random.Random, tree: PolicyTree) -> Mutated:
             )
         return f"{node!r} -> {parent[key]!r}"[:120]
 
-    return _edit(rng, tree, lambda _p, n: isinstance(n, int | str), change)
+    return edit(rng, tree, lambda _p, n: isinstance(n, int | str), change)
 
 
 def extra_key(rng: random.Random, tree: PolicyTree) -> Mutated:
@@ -352,7 +194,7 @@ def extra_key(rng: random.Random, tree: PolicyTree) -> Mutated:
         node[name] = value(rng)
         return f"+ {name!r}"[:120]
 
-    return _edit(rng, tree, lambda _p, n: isinstance(n, dict), change)
+    return edit(rng, tree, lambda _p, n: isinstance(n, dict), change)
 
 
 def nest(rng: random.Random, tree: PolicyTree) -> Mutated:
@@ -365,7 +207,7 @@ def nest(rng: random.Random, tree: PolicyTree) -> Mutated:
         parent[key] = node
         return f"nested {depth} deep"
 
-    return _edit(rng, tree, lambda _p, _n: True, change)
+    return edit(rng, tree, lambda _p, _n: True, change)
 
 
 def alias(rng: random.Random, tree: PolicyTree) -> Mutated:
@@ -404,7 +246,7 @@ def merge_key(rng: random.Random, tree: PolicyTree) -> Mutated:
             node["<<"] = value(rng)
         return f"merges ({choice})"
 
-    mutated = _edit(rng, tree, lambda _p, n: isinstance(n, dict), change)
+    mutated = edit(rng, tree, lambda _p, n: isinstance(n, dict), change)
     if mutated is None:
         return None
     # PyYAML quotes the key; a quoted '<<' is a plain string key, not a merge
@@ -464,95 +306,6 @@ def duplicate_key(rng: random.Random, tree: PolicyTree) -> Mutated:
     return {**tree, file: b"\n".join(lines)}, f"{file}:{line + 1} key repeated"
 
 
-def collide(rng: random.Random, tree: PolicyTree) -> Mutated:
-    """Replace a string by another object's name spelled to normalise to the same."""
-    known = names(tree)
-    if not known:
-        return None
-
-    def change(parent: Any, key: str | int, _: Any) -> str:
-        name = rng.choice(known)
-        parent[key] = rng.choice([name, name.upper(), name.replace("-", "_"), f" {name} "])
-        return f"-> {parent[key]!r}"
-
-    return _edit(rng, tree, lambda _p, n: isinstance(n, str), change)
-
-
-def rename(rng: random.Random, tree: PolicyTree) -> Mutated:
-    """Rename an object: only where it is defined (its references dangle), or everywhere
-    (every file's text), to a spelling that may collide or be hostile."""
-    known = names(tree)
-    if not known:
-        return None
-    old = rng.choice(known)
-    new = hostile_name(rng, old)
-    if rng.random() < 0.5:
-        pattern = re.compile(rb"(?<![\w.-])" + re.escape(old.encode()) + rb"(?![\w.-])")
-        encoded = new.encode("utf-8", "surrogatepass")
-        renamed = {path: pattern.sub(lambda _: encoded, content) for path, content in tree.items()}
-        return renamed, f"renamed {old!r} to {new!r} everywhere"[:160]
-    for file in sorted(tree):
-        documents = load(tree[file])
-        for index, document in enumerate(documents or []):
-            meta = document.get("metadata") if isinstance(document, dict) else None
-            if isinstance(meta, dict) and meta.get("name") == old:
-                meta["name"] = new
-                assert documents is not None
-                return {**tree, file: dump(documents)}, (
-                    f"{file}#{index} renamed {old!r} to {new!r} (references left)"[:160]
-                )
-    return None
-
-
-def delete_document(rng: random.Random, tree: PolicyTree) -> Mutated:
-    """Delete one document of a file, or a whole file (its object's references dangle)."""
-    picked = pick_file(rng, tree)
-    if picked is None:
-        return None
-    file, documents = picked
-    if len(documents) == 1 or rng.random() < 0.5:
-        return {k: v for k, v in tree.items() if k != file}, f"{file} deleted"
-    index = rng.randrange(len(documents))
-    del documents[index]
-    return {**tree, file: dump(documents)}, f"{file}#{index} deleted"
-
-
-def duplicate_document(rng: random.Random, tree: PolicyTree) -> Mutated:
-    """Copy a document into its own file, another file or a new one (two objects of one
-    name)."""
-    picked = pick_file(rng, tree)
-    if picked is None:
-        return None
-    file, documents = picked
-    index = rng.randrange(len(documents))
-    target = rng.choice([file, rng.choice(sorted(tree)), "copy.yaml", "teams/copy.yaml"])
-    existing = (load(tree[target]) or []) if target in tree else []
-    existing.append(copy.deepcopy(documents[index]))
-    return {**tree, target: dump(existing)}, f"{file}#{index} copied into {target}"
-
-
-def move_document(rng: random.Random, tree: PolicyTree) -> Mutated:
-    """Move a document out of its file into another or a new one (a team's file into
-    grants/, a grant into teams/...)."""
-    picked = pick_file(rng, tree)
-    if picked is None:
-        return None
-    file, documents = picked
-    index = rng.randrange(len(documents))
-    moved = documents.pop(index)
-    target = rng.choice([*sorted(tree), "moved.yaml", "grants/moved.yaml", "teams/moved.yaml"])
-    if target == file:
-        return None
-    existing = (load(tree[target]) or []) if target in tree else []
-    existing.insert(rng.randint(0, len(existing)), moved)
-    mutated = {**tree, target: dump(existing)}
-    if documents:
-        mutated[file] = dump(documents)
-    else:
-        del mutated[file]
-    return mutated, f"{file}#{index} moved into {target}"
-
-
 STRUCTURAL: dict[str, Mutation] = {
     "delete-key": delete_key,
     "move-key": move_key,
@@ -560,22 +313,14 @@ STRUCTURAL: dict[str, Mutation] = {
     "swap-type": swap_type,
     "extreme-number": extreme_number,
     "resize-list": resize_list,
-    "dangling-reference": dangling_reference,
     "hostile-string": hostile_string,
+    "inject": inject,
     "free-text": free_text,
     "tweak": tweak,
-    "demand": demand,
-    "partition": partition,
-    "taint": taint,
     "extra-key": extra_key,
     "nest": nest,
     "alias": alias,
     "merge-key": merge_key,
     "tag": tag,
-    "collide": collide,
-    "rename": rename,
-    "delete-document": delete_document,
-    "duplicate-document": duplicate_document,
-    "move-document": move_document,
 }
-"""Every structural mutation, by the name a case's description and the summary use."""
+"""Every mutation of YAML nodes, by the name the summary uses."""

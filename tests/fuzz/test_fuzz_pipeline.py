@@ -27,8 +27,8 @@ from tests.fuzz.mutations import MUTATIONS, draw_case
 from tests.fuzz.runner import Finished, Limits
 from tests.fuzz.seeds import SMALL, example_tree, write_tree
 
-CI_CASES = int(os.environ.get("GPUFLEET_FUZZ_CASES", "160"))
-ROTATING_CASES = int(os.environ.get("GPUFLEET_FUZZ_ROTATING_CASES", "80"))
+CI_CASES = int(os.environ.get("GPUFLEET_FUZZ_CASES", "140"))
+ROTATING_CASES = int(os.environ.get("GPUFLEET_FUZZ_ROTATING_CASES", "70"))
 FIXED_SEED = "ci"
 ROTATING_SEED = os.environ.get(
     "GPUFLEET_FUZZ_SEED", f"ci-{datetime.datetime.now(datetime.UTC).date().isoformat()}"

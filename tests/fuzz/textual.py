@@ -10,12 +10,10 @@ import random
 from collections.abc import Callable
 
 from tests.fuzz.corpus import KINDS, ODD_FILE_NAMES, YAML_SNIPPETS
-from tests.fuzz.documents import dump
+from tests.fuzz.documents import Mutated, Mutation, dump
 from tests.fuzz.seeds import PolicyTree
-from tests.fuzz.structural import value
+from tests.fuzz.values import value
 
-Mutated = tuple[PolicyTree, str] | None
-Mutation = Callable[[random.Random, PolicyTree], Mutated]
 Edit = Callable[[random.Random, bytes], tuple[bytes, str]]
 
 
