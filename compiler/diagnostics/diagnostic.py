@@ -55,10 +55,11 @@ class Diagnostic:
 
 
 class CompileError(Exception):
-    """Raised by a stage that cannot go on; carries every diagnostic it found."""
+    """Raised by a stage that cannot go on; carries every diagnostic it found, each once (the
+    same finding in each of 50 clusters, say a tier's CEL syntax error, is one diagnostic)."""
 
     def __init__(self, diagnostics: Iterable[Diagnostic]) -> None:
-        self.diagnostics = sorted(diagnostics, key=Diagnostic.sort_key)
+        self.diagnostics = sorted(dict.fromkeys(diagnostics), key=Diagnostic.sort_key)
         super().__init__("; ".join(d.message for d in self.diagnostics))
 
     def __reduce__(self) -> tuple[type[CompileError], tuple[list[Diagnostic]]]:

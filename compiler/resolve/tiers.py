@@ -8,6 +8,7 @@ from compiler.catalog import Catalog, GpuModel, MigProfile
 from compiler.cel import CelCompileError, CelEvaluationError, compile_expression
 from compiler.cel.environment import CompiledExpression
 from compiler.diagnostics import Diagnostic, Span
+from compiler.load.scalar import position_in_scalar
 from compiler.model.policy import Cluster, GpuTier
 from compiler.resolve.fleet import ResolvedPool, TierInCluster
 from compiler.resolve.inventory import DeviceKind
@@ -61,12 +62,11 @@ def check_tier(tier: GpuTier, catalog: Catalog, problems: list[Diagnostic]) -> b
 
 
 def _cel_span(tier: GpuTier, line: int, column: int) -> Span:
-    base = tier.source.span(("spec", "select", "cel"))
+    """Where character (`line`, `column`) of the tier's `cel` was written."""
     if tier.spec.select.cel is None:
         return tier.source.span(("spec", "select"))
-    if line == 1:
-        return Span(base.file, base.line, base.column + column - 1)
-    return Span(base.file, base.line + line - 1, column)
+    start = tier.source.span(("spec", "select", "cel"))
+    return position_in_scalar(start, tier.spec.select.cel, line, column)
 
 
 def tier_in_cluster(
