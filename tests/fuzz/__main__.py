@@ -33,7 +33,6 @@ def _run(args: argparse.Namespace) -> int:
         jobs=args.jobs,
         limits=_limits(args),
         exec_mode=args.exec,
-        generated=args.generated,
         save=args.save or campaign.default_save(args.seed),
     )
     last = [time.monotonic()]
@@ -49,7 +48,7 @@ def _run(args: argparse.Namespace) -> int:
     config.save.mkdir(parents=True, exist_ok=True)
     (config.save / "summary.json").write_text(json.dumps(summary.as_json(), indent=2) + "\n")
     print(f"summary: {config.save / 'summary.json'}")
-    return 1 if summary.failures else 0
+    return 1 if summary.failures or summary.fuzzer_errors else 0
 
 
 def _replay(args: argparse.Namespace) -> int:
@@ -78,7 +77,6 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--seed", default=today, help="default: today (UTC)")
     run.add_argument("--first", type=int, default=0, help="index of the first case")
     run.add_argument("--jobs", type=int, default=1, help="cases at once (default 1)")
-    run.add_argument("--generated", type=int, default=3, help="generated base fleets")
     run.add_argument("--save", type=Path, default=None, help="where failing cases go")
     replay = commands.add_parser("replay", help="run a saved case again and judge it")
     replay.add_argument("directory", type=Path)

@@ -17,6 +17,7 @@ import shutil
 import sys
 import tempfile
 import time
+import traceback
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -308,7 +309,11 @@ def run_campaign(
     running: list[_Running] = []
     while True:
         while len(running) < config.jobs and (index := next(indices, None)) is not None:
-            case = draw_case(config.seed, index, trees, weights)
+            try:
+                case = draw_case(config.seed, index, trees, weights)
+            except Exception:  # a bug of the fuzzer's own: reported, and the run goes on
+                summary.fuzzer_errors.append(f"case {index}: {traceback.format_exc()}")
+                continue
             running.append(_start(case, bases[case.base], config, scratch))
         if not running:
             break

@@ -89,19 +89,7 @@ def partition(rng: random.Random, tree: PolicyTree) -> Mutated:
 def taint(rng: random.Random, tree: PolicyTree) -> Mutated:
     """Taint a GPU of a pool found in the tree (a DeviceTaint document), or let a team
     tolerate a taint."""
-    pools = [
-        (
-            document["metadata"]["name"],
-            pool["name"],
-            pool.get("nodes", 1),
-            pool.get("gpusPerNode", 1),
-        )
-        for content in tree.values()
-        for document in load(content) or []
-        if _is(document, "Cluster")
-        for pool in document["spec"].get("nodePools", [])
-        if isinstance(pool, dict) and isinstance(pool.get("name"), str)
-    ]
+    pools = _pools(tree)
     key = rng.choice(["example.com/ecc", "gpu.nvidia.com/xid", "nvidia.com/gpu"])
     if pools and rng.random() < 0.6:
         cluster, pool, nodes, gpus = rng.choice(pools)
@@ -132,6 +120,24 @@ def taint(rng: random.Random, tree: PolicyTree) -> Mutated:
         return f"tolerates {key}"
 
     return edit(rng, tree, wanted, change)
+
+
+def _pools(tree: PolicyTree) -> list[tuple[str, str, object, object]]:
+    """(cluster, pool, nodes, GPUs per node) of every named pool of every named cluster."""
+    found: list[tuple[str, str, object, object]] = []
+    for content in tree.values():
+        for document in load(content) or []:
+            if not _is(document, "Cluster"):
+                continue
+            cluster, pools = document["metadata"].get("name"), document["spec"].get("nodePools")
+            if not isinstance(cluster, str) or not isinstance(pools, list):
+                continue
+            found.extend(
+                (cluster, pool["name"], pool.get("nodes", 1), pool.get("gpusPerNode", 1))
+                for pool in pools
+                if isinstance(pool, dict) and isinstance(pool.get("name"), str)
+            )
+    return found
 
 
 def _is(document: Any, kind: str) -> bool:

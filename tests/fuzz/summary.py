@@ -55,6 +55,8 @@ class Summary:
     kinds: Counter[str] = field(default_factory=Counter)
     """Cases with a problem of each kind."""
     failures: list[Result] = field(default_factory=list)
+    fuzzer_errors: list[str] = field(default_factory=list)
+    """Cases the fuzzer itself failed to draw (a bug in a mutation), with its traceback."""
     times: list[float] = field(default_factory=list)
     cpu: float = 0.0
     """CPU seconds of the cases (their workers included)."""
@@ -120,6 +122,9 @@ class Summary:
             histogram or "    none",
             f"  mutations, in cases (of which exit 0 or 1): {mutations}",
         ]
+        if self.fuzzer_errors:
+            lines.append(f"  cases the fuzzer failed to draw: {len(self.fuzzer_errors)}")
+            lines.extend("  " + error.replace("\n", "\n  ") for error in self.fuzzer_errors)
         if self.failures:
             lines.append(f"  failing cases (saved in {self.save}):")
             lines.extend("  " + r.reproducer().replace("\n", "\n  ") for r in self.failures)
@@ -144,6 +149,7 @@ class Summary:
             "cpu_seconds": round(self.cpu, 1),
             "max_rss_mib": self.max_rss >> 20,
             "failures": [str(r.saved) for r in self.failures],
+            "fuzzer_errors": self.fuzzer_errors,
         }
 
 
