@@ -461,3 +461,22 @@ def test_collection_keys_are_located_value_errors(
     assert diagnostic.code == "GF107"
     assert diagnostic.span is not None
     assert (diagnostic.span.line, diagnostic.span.column) == (parser.line(position[0]), position[1])
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["%YAML 1.3\n---\na: 1\n", "%YAML 2.0\n---\na: 1\n", "%YAML 1.9\n--- {a: http://x}\n"],
+    ids=["1.3", "2.0", "1.9-with-a-url"],
+)
+def test_a_yaml_version_beyond_1_2_is_a_located_error(text: str) -> None:
+    # libyaml refuses the directive, and ruamel.yaml's fallback used to raise AssertionError
+    # (an internal error, exit 3); found by the long fuzz profile.
+    diagnostic = refused(text)
+    assert (diagnostic.code, diagnostic.span.line) == ("GF101", 1)
+    assert "%YAML 1.2" in " ".join(diagnostic.hints)
+
+
+@pytest.mark.parametrize("text", ["%YAML 1.2\n---\na: 1\n", "%YAML 1.1\n---\na: 1\n"])
+def test_yaml_versions_1_1_and_1_2_are_read(text: str) -> None:
+    (doc,) = parse_documents(text, "f.yaml", "p/f.yaml")
+    assert doc.data == {"a": 1}

@@ -217,6 +217,10 @@ class _Budget:
             )
 
 
+UNSUPPORTED_YAML_VERSION = "found incompatible YAML document"
+"""libyaml's message for a `%YAML` directive other than 1.1 or 1.2."""
+
+
 def check_budget(text: str, shown: str) -> None:
     """Raise CompileError if `text` is not YAML, or is larger, deeper or stranger than allowed."""
     budget = _Budget(shown, _LIBYAML_EVENTS)
@@ -227,6 +231,14 @@ def check_budget(text: str, shown: str) -> None:
         mark = error.problem_mark or error.context_mark
         line, column = (mark.line + 1, mark.column + 1) if mark is not None else (1, 1)
         problem = " ".join(str(part) for part in (error.context, error.problem) if part)
+        if problem.strip() == UNSUPPORTED_YAML_VERSION:
+            hint = "gpufleet reads YAML 1.2: write `%YAML 1.2` or remove the directive"
+            raise fail(
+                "GF101",
+                f"{UNSUPPORTED_YAML_VERSION} (a %YAML directive)",
+                Span(shown, line, column),
+                hint,
+            ) from None
         raise fail(
             "GF101",
             problem.strip() or "invalid YAML",

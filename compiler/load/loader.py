@@ -169,7 +169,9 @@ def compose(text: str, shown: str) -> tuple[list[Any], bool]:
         try:
             check_yaml12_budget(YAML(typ="safe", pure=True).parse(text), shown)
             return list(YAML(typ="safe", pure=True).compose_all(text)), False
-        except (YAMLError, RecursionError):
+        except (YAMLError, RecursionError, AssertionError):
+            # ruamel.yaml asserts on some input it cannot read (a %YAML version it does not
+            # know, for one): it cannot read the text either, so libyaml's error stands.
             raise error from None
     return list(pyyaml.compose_all(text, Loader=_LIBYAML)), True
 
