@@ -231,6 +231,15 @@ CODES: dict[str, Code] = _codes(
         EXIT_POLICY,
         "two shared claims of a namespace have the same name",
     ),
+    Code(
+        "GF260",
+        "invalid-suppression",
+        E,
+        EXIT_POLICY,
+        "a suppression names an error, an unknown code or team, or a warning that cannot be "
+        "silenced",
+    ),
+    Code("GF261", "unused-suppression", W, EXIT_OK, "a suppression that silenced no warning"),
     Code("GF301", "cel-invalid", E, EXIT_INPUT, "a CEL selector does not compile or type-check"),
     Code(
         "GF302",
@@ -311,3 +320,13 @@ CODES: dict[str, Code] = _codes(
         "a tier's sharing needs an NVIDIA DRA driver feature gate the cluster does not declare",
     ),
 )
+
+UNSUPPRESSIBLE = frozenset({"GF504", "GF261"})
+"""Warnings a fleet's suppressions cannot silence: GF504 is about out/, not the policies, and
+GF261 is about the suppressions themselves."""
+
+
+def suppressible(code: str) -> bool:
+    """Whether a fleet may silence this code: registered warnings only, errors never."""
+    entry = CODES.get(code)
+    return entry is not None and entry.severity is Severity.WARNING and code not in UNSUPPRESSIBLE

@@ -33,6 +33,11 @@ class Diagnostic:
     span: Span | None = None
     hints: tuple[str, ...] = ()
     related: tuple[tuple[str, Span], ...] = field(default=())
+    cluster: str | None = None
+    """The cluster the finding is about, if it is about one: a suppression scoped to a
+    cluster silences only its findings."""
+    team: str | None = None
+    """The team the finding is about, if it is about one (for suppressions scoped to it)."""
 
     def __post_init__(self) -> None:
         if self.code not in CODES:

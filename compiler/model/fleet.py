@@ -9,6 +9,7 @@ from pydantic import AfterValidator, Field
 
 from compiler.model.base import Name, PolicyObject, Strict
 from compiler.model.grant import CodeOwner
+from compiler.model.suppression import Suppression
 
 
 def _inside_repository(path: str) -> str:
@@ -99,6 +100,16 @@ class FleetSpec(Strict):
     deny_unowned_claims: bool = False
     """Refuse GPU claims (of a tier's or the driver's DeviceClasses) in namespaces no team
     owns, other than the system namespaces."""
+    suppressions: Annotated[
+        list[Suppression],
+        Field(
+            max_length=256,
+            examples=[[{"code": "GF602", "cluster": "prod-east", "reason": "no fallbacks used"}]],
+        ),
+    ] = []
+    """Warning codes the platform silences, each in a scope and with a required reason;
+    errors cannot be silenced (GF260), one that silences nothing is a warning (GF261), and
+    every one is listed in the report with what it silenced."""
 
 
 class Fleet(PolicyObject):

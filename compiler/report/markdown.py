@@ -246,4 +246,25 @@ def build_report(
     warnings_text = sorted({_warning(w, origins) for w in fleet.warnings})
     lines += ["## Warnings", ""]
     lines += warnings_text or ["None."]
+    lines += _suppressions_section(fleet, origins)
     return "\n".join(lines) + "\n"
+
+
+def _suppressions_section(fleet: ResolvedFleet, origins: Mapping[str, str]) -> list[str]:
+    """The fleet's suppressions, each with its scope, its reason and what it silenced
+    (nothing when the fleet has none): a reviewer sees what is no longer warned about."""
+    if not fleet.suppressions:
+        return []
+    lines = ["", "## Suppressed warnings", ""]
+    for silenced in fleet.suppressions:
+        wanted = silenced.suppression
+        where = origins.get(silenced.span.file, silenced.span.file)
+        count = _count(len(silenced.findings), "warning")
+        reason = " ".join(wanted.reason.split())
+        lines.append(
+            f"- `{wanted.code}` {CODES[wanted.code].name}, {silenced.scope} ({where}): "
+            f"{count} silenced. Reason: {reason}"
+        )
+        # messages, not positions: moving a line changes nothing here
+        lines += sorted({f"  - {finding.message}" for finding in silenced.findings})
+    return lines

@@ -201,6 +201,7 @@ def check_features(
                         f"`apiServer` ({declaration_advice(availability)})",
                     ),
                     (("the cluster's version", version_span),),
+                    cluster=cluster.name,
                 )
             )
         else:
@@ -214,6 +215,7 @@ def check_features(
                     use.span,
                     (gate_advice(availability),),
                     (("the cluster's version", version_span),),
+                    cluster=cluster.name,
                 )
             )
 
@@ -234,6 +236,8 @@ def check_fallback_quotas(cluster: ResolvedCluster, warnings: list[Diagnostic]) 
                     "with alternatives is charged against every alternative's DeviceClass",
                     guarantee.span,
                     (f"give the team a quota for tier {name!r} in {guarantee.namespace!r}",),
+                    cluster=cluster.name,
+                    team=guarantee.team.name,
                 )
             )
         if kept and cluster.cluster.spec.kueue.enabled and not kueue_warned:
@@ -251,5 +255,6 @@ def check_fallback_quotas(cluster: ResolvedCluster, warnings: list[Diagnostic]) 
                         "the guarantees hold without fallbacks; drop the tier's fallbacks to "
                         "silence this, or run the cluster without Kueue to keep them",
                     ),
+                    cluster=cluster.name,
                 )
             )

@@ -18,6 +18,7 @@ from compiler.model.policy import (
 from compiler.model.team import Toleration
 from compiler.resolve.grants import GrantedTeam
 from compiler.resolve.inventory import DeviceKind
+from compiler.resolve.suppressions import Silenced
 from compiler.versions import Feature, Target, target
 
 
@@ -206,3 +207,6 @@ class ResolvedFleet:
     warnings: tuple[Diagnostic, ...]
     teams: tuple[GrantedTeam, ...]
     """Every granted team, sorted by name (each cluster holds those present there)."""
+    suppressions: tuple[Silenced, ...] = ()
+    """The fleet's suppressions, each with the warnings it silenced (kept out of
+    `warnings`), in the order the Fleet lists them."""

@@ -19,6 +19,7 @@ from compiler.resolve.kueue import check_kueue
 from compiler.resolve.ladder import check_ladder
 from compiler.resolve.pools import resolve_pools
 from compiler.resolve.sharing import check_shared_claims, check_sharing
+from compiler.resolve.suppressions import apply_suppressions, valid_suppressions
 from compiler.resolve.taints import resolve_taints
 from compiler.resolve.teams import check_team, team_guarantees
 from compiler.resolve.tier_options import (
@@ -131,16 +132,23 @@ def resolve(policies: Policies, catalog: Catalog) -> ResolvedFleet:
                 "give the team that should use these devices a matching toleration, or "
                 "remove the taint once the devices are repaired",
             ),
+            cluster=c.name,
         )
         for c in clusters
         for t in c.taints
         if t.blocks_scheduling and not t.tolerated_by
     )
     warnings.extend(cluster_warnings)
+    suppressions = valid_suppressions(
+        policies.fleet, cluster_names, {t.name for t in teams}, problems
+    )
     errors = [p for p in problems if p.severity is Severity.ERROR]
+    warnings, silenced = apply_suppressions(suppressions, warnings, report_unused=not errors)
     if errors:
         raise CompileError([*errors, *warnings])
-    return ResolvedFleet(tuple(clusters), policies.ladder, policies.fleet, tuple(warnings), teams)
+    return ResolvedFleet(
+        tuple(clusters), policies.ladder, policies.fleet, tuple(warnings), teams, silenced
+    )
 
 
 def _teams_by_cluster(

@@ -172,6 +172,7 @@ def _check_driver_gates(cluster: ResolvedCluster, warnings: list[Diagnostic]) ->
                     "true}`; or set `sharing: Exclusive`",
                 ),
                 (("the cluster", cluster.cluster.source.span(("metadata", "name"))),),
+                cluster=cluster.name,
             )
         )
 
