@@ -8,6 +8,7 @@ from collections.abc import Callable
 import jsonschema
 import pytest
 import yaml
+from jsonschema.exceptions import best_match
 
 from compiler.model.schema import policy_schema
 from tests.conftest import EXAMPLE, REPO
@@ -44,3 +45,79 @@ def test_schema_rejects_what_the_compiler_rejects(document: dict[str, object]) -
     document = {"apiVersion": "gpufleet.dev/v1alpha1", "metadata": {"name": "x"}, **document}
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate(document, json.loads(SCHEMA_FILE.read_text()))
+
+
+def _document(kind: str, spec: dict[str, object]) -> dict[str, object]:
+    return {
+        "apiVersion": "gpufleet.dev/v1alpha1",
+        "kind": kind,
+        "metadata": {"name": "x"},
+        "spec": spec,
+    }
+
+
+POOL = {
+    "name": "a",
+    "nodes": 1,
+    "gpu": "nvidia-h100-80gb-hbm3",
+    "gpusPerNode": 8,
+    "hostMemory": "2Ti",
+    "cpu": 224,
+}
+
+
+@pytest.mark.parametrize(
+    ("document", "path", "validator", "names"),
+    [
+        # a misspelled field: the kind's own error, naming the field, not "matches no kind"
+        (
+            _document("GpuTier", {"hostMemoryPerGPU": "200Gi"}),
+            ["spec"],
+            "additionalProperties",
+            "'hostMemoryPerGPU'",
+        ),
+        (_document("Team", {"quota": []}), ["spec"], "additionalProperties", "'quota'"),
+        (
+            _document(
+                "Cluster", {"kubernetesVersion": "1.36", "nodePools": [{**POOL, "gpusPerNod": 8}]}
+            ),
+            ["spec", "nodePools", 0],
+            "additionalProperties",
+            "'gpusPerNod'",
+        ),
+        # a wrong quantity, required or optional: the quantity's rule, not "matches no alternative"
+        (
+            _document("GpuTier", {"hostMemoryPerGpu": "200GB"}),
+            ["spec", "hostMemoryPerGpu"],
+            "pattern",
+            "'200GB'",
+        ),
+        (
+            _document("Cluster", {"kubernetesVersion": "1.36", "nodePools": [{**POOL, "cpu": -4}]}),
+            ["spec", "nodePools", 0, "cpu"],
+            "minimum",
+            "-4",
+        ),
+        # an optional (nullable) field of the wrong value: its own rule
+        (
+            _document("DeviceTaint", {"cluster": "a", "key": "k", "device": 64}),
+            ["spec", "device"],
+            "maximum",
+            "64",
+        ),
+        # a kind that does not exist: the list of kinds
+        (_document("GpuTeir", {}), ["kind"], "enum", "'GpuTeir'"),
+    ],
+)
+def test_a_wrong_document_gets_one_specific_error(
+    document: dict[str, object], path: list[object], validator: str, names: str
+) -> None:
+    """What an editor underlines is the branch of the document's own kind: exactly one error,
+    at the wrong field, saying what is wrong with it."""
+    schema = json.loads(SCHEMA_FILE.read_text())
+    errors = list(jsonschema.Draft202012Validator(schema).iter_errors(document))
+    assert len(errors) == 1, [e.message for e in errors]
+    best = best_match(errors)
+    assert best is not None
+    assert (list(best.absolute_path), best.validator) == (path, validator), best.message
+    assert names in best.message

@@ -46,8 +46,12 @@ class PolicyObject(Strict):
     """Fields every kind has; `source` remembers the document it was read from."""
 
     api_version: Literal["gpufleet.dev/v1alpha1"]
+    """The version of the policy language this document is written in."""
     kind: str
+    """What the document declares: Fleet, Cluster, GpuTier, TeamGrant, Team, PriorityLadder or
+    DeviceTaint. It decides what `spec` holds."""
     metadata: Metadata
+    """The object's name (and a description for people)."""
     _source: SourceDocument | None = PrivateAttr(default=None)
 
     @property

@@ -59,10 +59,11 @@ Quantity = Annotated[
     PlainSerializer(lambda q: str(q), return_type=str),
     WithJsonSchema(
         {
-            "anyOf": [
-                {"type": "integer", "minimum": 0},
-                {"type": "string", "pattern": r"^[0-9.]+([KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]+)?$"},
-            ],
+            # one schema of two types, not an anyOf: `minimum` holds for numbers and `pattern`
+            # for strings, so an editor reports the broken rule, not "matches no alternative"
+            "type": ["integer", "string"],
+            "minimum": 0,
+            "pattern": r"^[0-9.]+([KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]+)?$",
             "description": "a Kubernetes quantity, e.g. 200Gi, 2Ti, 24, 500m",
         }
     ),
