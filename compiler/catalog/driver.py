@@ -16,17 +16,22 @@ deviceinfo.go` and `mig.go` per tag, as summarised in ../shared/reference/nvidia
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
-from typing import Final
+from typing import Final, Literal
 
 DRIVER_VERSIONS = ("25.3", "25.8", "25.12", "0.4", "0.5")
 """Releases of the NVIDIA DRA driver, oldest first (0.5: main, unreleased)."""
 CURRENT_DRIVER: Final = "0.4"
 """The latest release (v0.4.1): what a cluster that declares no driverVersion runs."""
 STANDARD_DOMAIN = "resource.kubernetes.io"
+
+ValueType = Literal["string", "int", "bool", "version"]
+"""The DeviceAttribute field a value is published in: stringValue, intValue, boolValue or
+versionValue (a semantic version: compared with semver(...), never with a string)."""
 
 
 class Scope(enum.Enum):
@@ -42,7 +47,7 @@ class Scope(enum.Enum):
 @dataclass(frozen=True)
 class DriverAttribute:
     """One attribute: its name (unqualified: in the driver's own domain), what shares a value,
-    the device types it is on, and the releases that publish it."""
+    the device types it is on, the releases that publish it and the type of its value."""
 
     name: str
     scope: Scope
@@ -51,6 +56,9 @@ class DriverAttribute:
     until: str | None = None
     """The last release publishing it; None: still published."""
     note: str = ""
+    value: ValueType | None = dataclasses.field(kw_only=True)
+    """The type of its value (`deviceinfo.go`, `mig.go`); None where it depends on how the
+    driver runs (numaNode is a list of ints under the driver gate DRAListTypeAttributes)."""
 
     def published_by(self, version: str) -> bool:
         """Whether release `version` publishes the attribute."""
@@ -80,18 +88,18 @@ MIG = frozenset({"mig"})
 FIRST = DRIVER_VERSIONS[0]
 
 ATTRIBUTES: tuple[DriverAttribute, ...] = (
-    DriverAttribute("type", Scope.NODE, BOTH, FIRST),
-    DriverAttribute("uuid", Scope.DEVICE, BOTH, FIRST),
-    DriverAttribute("productName", Scope.NODE, BOTH, FIRST),
-    DriverAttribute("brand", Scope.NODE, BOTH, FIRST),
-    DriverAttribute("architecture", Scope.NODE, BOTH, FIRST),
-    DriverAttribute("cudaComputeCapability", Scope.NODE, BOTH, FIRST),
-    DriverAttribute("driverVersion", Scope.NODE, BOTH, FIRST),
-    DriverAttribute("cudaDriverVersion", Scope.NODE, BOTH, FIRST),
-    DriverAttribute("profile", Scope.NODE, MIG, FIRST),
-    DriverAttribute("parentUUID", Scope.GPU, MIG, FIRST),
-    DriverAttribute("index", Scope.GPU, GPU, FIRST, "25.3", "gone from 25.8"),
-    DriverAttribute("minor", Scope.GPU, GPU, FIRST, "25.3", "gone from 25.8"),
+    DriverAttribute("type", Scope.NODE, BOTH, FIRST, value="string"),
+    DriverAttribute("uuid", Scope.DEVICE, BOTH, FIRST, value="string"),
+    DriverAttribute("productName", Scope.NODE, BOTH, FIRST, value="string"),
+    DriverAttribute("brand", Scope.NODE, BOTH, FIRST, value="string"),
+    DriverAttribute("architecture", Scope.NODE, BOTH, FIRST, value="string"),
+    DriverAttribute("cudaComputeCapability", Scope.NODE, BOTH, FIRST, value="version"),
+    DriverAttribute("driverVersion", Scope.NODE, BOTH, FIRST, value="version"),
+    DriverAttribute("cudaDriverVersion", Scope.NODE, BOTH, FIRST, value="version"),
+    DriverAttribute("profile", Scope.NODE, MIG, FIRST, value="string"),
+    DriverAttribute("parentUUID", Scope.GPU, MIG, FIRST, value="string"),
+    DriverAttribute("index", Scope.GPU, GPU, FIRST, "25.3", "gone from 25.8", value="int"),
+    DriverAttribute("minor", Scope.GPU, GPU, FIRST, "25.3", "gone from 25.8", value="int"),
     DriverAttribute(
         "pcieBusID",
         Scope.GPU,
@@ -99,10 +107,16 @@ ATTRIBUTES: tuple[DriverAttribute, ...] = (
         FIRST,
         "25.8",
         "renamed resource.kubernetes.io/pciBusID in 25.12; on 25.3 unverified",
+        value="string",
     ),
-    DriverAttribute(f"{STANDARD_DOMAIN}/pciBusID", Scope.GPU, BOTH, "25.12"),
+    DriverAttribute(f"{STANDARD_DOMAIN}/pciBusID", Scope.GPU, BOTH, "25.12", value="string"),
     DriverAttribute(
-        f"{STANDARD_DOMAIN}/pcieRoot", Scope.PCIE_ROOT, BOTH, FIRST, note="on 25.3 unverified"
+        f"{STANDARD_DOMAIN}/pcieRoot",
+        Scope.PCIE_ROOT,
+        BOTH,
+        FIRST,
+        note="on 25.3 unverified",
+        value="string",
     ),
     DriverAttribute(
         f"{STANDARD_DOMAIN}/numaNode",
@@ -110,6 +124,7 @@ ATTRIBUTES: tuple[DriverAttribute, ...] = (
         BOTH,
         "0.5",
         note='main after v0.4.1, "Align NUMA attribute with KEP-6072"',
+        value=None,
     ),
 )
 
@@ -128,3 +143,10 @@ def published(driver: str, version: str, device_type: str) -> Mapping[str, Drive
 def attribute(driver: str, name: str) -> DriverAttribute | None:
     """The attribute called `name` (qualified) in any release, if the driver ever had it."""
     return next((a for a in ATTRIBUTES if a.qualified(driver) == name), None)
+
+
+def attribute_types(driver: str) -> Mapping[str, ValueType]:
+    """Qualified name -> value type, for every attribute the driver (named `driver`) has
+    published in any release whose type does not depend on how it runs: what a selector's
+    `device.attributes[<domain>].<name>` is type-checked as."""
+    return {a.qualified(driver): a.value for a in ATTRIBUTES if a.value is not None}

@@ -9,6 +9,7 @@ few messages of `cel/expr/syntax.proto` it needs (field numbers below). Macros (
 
 from __future__ import annotations
 
+import dataclasses
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ class Const:
     """A literal: None, bool, int, float, str or bytes."""
 
     value: Any
+    offset: int = dataclasses.field(default=-1, compare=False, kw_only=True)
 
 
 @dataclass(frozen=True)
@@ -30,6 +32,7 @@ class Ident:
     """A variable reference."""
 
     name: str
+    offset: int = dataclasses.field(default=-1, compare=False, kw_only=True)
 
 
 @dataclass(frozen=True)
@@ -39,6 +42,7 @@ class Select:
     operand: Node
     field: str
     test_only: bool
+    offset: int = dataclasses.field(default=-1, compare=False, kw_only=True)
 
 
 @dataclass(frozen=True)
@@ -48,6 +52,7 @@ class Call:
     function: str
     target: Node | None
     args: tuple[Node, ...]
+    offset: int = dataclasses.field(default=-1, compare=False, kw_only=True)
 
 
 @dataclass(frozen=True)
@@ -55,6 +60,7 @@ class ListLit:
     """A list literal."""
 
     elements: tuple[Node, ...]
+    offset: int = dataclasses.field(default=-1, compare=False, kw_only=True)
 
 
 @dataclass(frozen=True)
@@ -62,6 +68,7 @@ class MapLit:
     """A map literal, as (key, value) pairs."""
 
     entries: tuple[tuple[Node, Node], ...]
+    offset: int = dataclasses.field(default=-1, compare=False, kw_only=True)
 
 
 @dataclass(frozen=True)
@@ -75,16 +82,24 @@ class Comprehension:
     loop_condition: Node
     loop_step: Node
     result: Node
+    offset: int = dataclasses.field(default=-1, compare=False, kw_only=True)
 
 
 Node = Const | Ident | Select | Call | ListLit | MapLit | Comprehension
+"""Every node carries `offset`: where cel-cpp placed it in the source, in code points (-1 when
+unknown): a call at its operator or name, a field selection at its dot, an index at its `[`.
+Offsets take no part in equality, so equal subtrees stay equal (and share cached costs)."""
 
 
 @cache
 def parse_checked(source: str, variables: tuple[str, ...]) -> Node:
     """The checked syntax tree of `source` with the given (dynamically typed) variables."""
-    envelope = _fields(checked_syntax(source, variables))
-    return _expr(_fields(_one(envelope, 2))[4][0])
+    checked = _fields(_one(_fields(checked_syntax(source, variables)), 2))
+    positions: dict[int, int] = {}
+    for entry in _fields(_one(checked, 5)).get(4, []):
+        pair = _fields(entry)
+        positions[_one(pair, 1, 0)] = _one(pair, 2, 0)
+    return _Decoder(positions).expr(checked[4][0])
 
 
 def _varint(data: bytes, pos: int) -> tuple[int, int]:
@@ -133,39 +148,51 @@ def _text(fields: dict[int, list[Any]], number: int) -> str:
     return bytes(_one(fields, number)).decode()
 
 
-def _expr(data: bytes) -> Node:
-    fields = _fields(data)
-    if 3 in fields:
-        return Const(_constant(_fields(_one(fields, 3))))
-    if 4 in fields:
-        return Ident(_text(_fields(_one(fields, 4)), 1))
-    if 5 in fields:
-        select = _fields(_one(fields, 5))
-        return Select(_expr(_one(select, 1)), _text(select, 2), bool(_one(select, 3, 0)))
-    if 6 in fields:
-        call = _fields(_one(fields, 6))
-        target = _expr(_one(call, 1)) if 1 in call else None
-        return Call(_text(call, 2), target, tuple(_expr(a) for a in call.get(3, [])))
-    if 7 in fields:
-        return ListLit(tuple(_expr(e) for e in _fields(_one(fields, 7)).get(1, [])))
-    if 8 in fields:
-        struct_ = _fields(_one(fields, 8))
-        if 1 in struct_:
-            raise ValueError("message literals are not supported")
-        entries = [_fields(e) for e in struct_.get(2, [])]
-        return MapLit(tuple((_expr(_one(e, 3)), _expr(_one(e, 4))) for e in entries))
-    if 9 in fields:
-        c = _fields(_one(fields, 9))
-        return Comprehension(
-            _text(c, 1),
-            _expr(_one(c, 2)),
-            _text(c, 3),
-            _expr(_one(c, 4)),
-            _expr(_one(c, 5)),
-            _expr(_one(c, 6)),
-            _expr(_one(c, 7)),
-        )
-    raise ValueError("empty expression node")
+class _Decoder:
+    """Decodes `cel.expr.Expr` messages, placing each node at its source position."""
+
+    def __init__(self, positions: dict[int, int]) -> None:
+        self.positions = positions
+
+    def expr(self, data: bytes) -> Node:
+        fields = _fields(data)
+        at = self.positions.get(_one(fields, 2, 0), -1)
+        expr = self.expr
+        if 3 in fields:
+            return Const(_constant(_fields(_one(fields, 3))), offset=at)
+        if 4 in fields:
+            return Ident(_text(_fields(_one(fields, 4)), 1), offset=at)
+        if 5 in fields:
+            select = _fields(_one(fields, 5))
+            operand = expr(_one(select, 1))
+            return Select(operand, _text(select, 2), bool(_one(select, 3, 0)), offset=at)
+        if 6 in fields:
+            call = _fields(_one(fields, 6))
+            target = expr(_one(call, 1)) if 1 in call else None
+            args = tuple(expr(a) for a in call.get(3, []))
+            return Call(_text(call, 2), target, args, offset=at)
+        if 7 in fields:
+            return ListLit(tuple(expr(e) for e in _fields(_one(fields, 7)).get(1, [])), offset=at)
+        if 8 in fields:
+            struct_ = _fields(_one(fields, 8))
+            if 1 in struct_:
+                raise ValueError("message literals are not supported")
+            entries = [_fields(e) for e in struct_.get(2, [])]
+            pairs = tuple((expr(_one(e, 3)), expr(_one(e, 4))) for e in entries)
+            return MapLit(pairs, offset=at)
+        if 9 in fields:
+            c = _fields(_one(fields, 9))
+            return Comprehension(
+                _text(c, 1),
+                expr(_one(c, 2)),
+                _text(c, 3),
+                expr(_one(c, 4)),
+                expr(_one(c, 5)),
+                expr(_one(c, 6)),
+                expr(_one(c, 7)),
+                offset=at,
+            )
+        raise ValueError("empty expression node")
 
 
 def _constant(fields: dict[int, list[Any]]) -> Any:
@@ -187,31 +214,42 @@ def _constant(fields: dict[int, list[Any]]) -> Any:
     raise ValueError("unsupported constant kind")
 
 
-def selected_fields(node: Node, root: str) -> set[str]:
-    """The fields selected directly on variable `root` (e.g. `variables.x` -> {"x"})."""
-    found: set[str] = set()
-    stack: list[Node] = [node]
+def children(node: Node) -> tuple[Node, ...]:
+    """The nodes directly below `node`, in source order where it has one."""
+    if isinstance(node, Select):
+        return (node.operand,)
+    if isinstance(node, Call):
+        return (*([node.target] if node.target is not None else []), *node.args)
+    if isinstance(node, ListLit):
+        return node.elements
+    if isinstance(node, MapLit):
+        return tuple(x for entry in node.entries for x in entry)
+    if isinstance(node, Comprehension):
+        return (
+            node.iter_range,
+            node.accu_init,
+            node.loop_condition,
+            node.loop_step,
+            node.result,
+        )
+    return ()
+
+
+def walk(node: Node) -> Iterator[Node]:
+    """`node` and every node below it."""
+    stack = [node]
     while stack:
         current = stack.pop()
-        if isinstance(current, Select):
-            if isinstance(current.operand, Ident) and current.operand.name == root:
-                found.add(current.field)
-            stack.append(current.operand)
-        elif isinstance(current, Call):
-            stack.extend([current.target] if current.target is not None else [])
-            stack.extend(current.args)
-        elif isinstance(current, ListLit):
-            stack.extend(current.elements)
-        elif isinstance(current, MapLit):
-            stack.extend(x for entry in current.entries for x in entry)
-        elif isinstance(current, Comprehension):
-            stack.extend(
-                [
-                    current.iter_range,
-                    current.accu_init,
-                    current.loop_condition,
-                    current.loop_step,
-                    current.result,
-                ]
-            )
-    return found
+        yield current
+        stack.extend(reversed(children(current)))
+
+
+def selected_fields(node: Node, root: str) -> set[str]:
+    """The fields selected directly on variable `root` (e.g. `variables.x` -> {"x"})."""
+    return {
+        current.field
+        for current in walk(node)
+        if isinstance(current, Select)
+        and isinstance(current.operand, Ident)
+        and current.operand.name == root
+    }

@@ -18,18 +18,21 @@ from typing import Any
 from cel_expr_python import cel
 from cel_expr_python.ext import ext_bindings, ext_math, ext_optional, ext_strings
 
-from compiler.cel.k8s_library import check_declarations, runtime_declarations
+from compiler.cel.k8s_library import QUANTITY, SEMVER, check_declarations, runtime_declarations
 
 T = cel.Type
 _POSITION = re.compile(r"<input>:(\d+):(\d+): (.*)")
 
 
 class CelCompileError(ValueError):
-    """An expression that does not parse or type-check; line/column are 1-based in it."""
+    """An expression that does not parse or type-check; line/column are 1-based in it, and
+    `hint` says how to write it right where the checker knows (e.g. a quantity's compareTo)."""
 
-    def __init__(self, message: str, line: int = 1, column: int = 1) -> None:
+    def __init__(
+        self, message: str, line: int = 1, column: int = 1, hint: str | None = None
+    ) -> None:
         super().__init__(message)
-        self.message, self.line, self.column = message, line, column
+        self.message, self.line, self.column, self.hint = message, line, column, hint
 
 
 class CelEvaluationError(ValueError):
@@ -52,6 +55,38 @@ def _check_env(variables: tuple[str, ...]) -> Any:
         extensions=_extensions(),
         functions=check_declarations(),
     )
+
+
+DECLARED_TYPES = {
+    "dyn": T.DYN,
+    "string": T.STRING,
+    "int": T.INT,
+    "bool": T.BOOL,
+    "quantity": QUANTITY,
+    "version": SEMVER,
+}
+"""The types a variable may be declared with in `check_typed`, by name."""
+
+
+@cache
+def _typed_check_env(variables: tuple[tuple[str, str], ...]) -> Any:
+    return cel.NewEnv(
+        variables={name: DECLARED_TYPES[type_name] for name, type_name in variables},
+        extensions=_extensions(),
+        functions=check_declarations(),
+    )
+
+
+def check_typed(source: str, variables: tuple[tuple[str, str], ...]) -> None:
+    """Type-check `source` with variables of declared types ((name, type name) pairs, the
+    names of DECLARED_TYPES), so that a value of a known type is checked as that type.
+
+    Raises CelCompileError like `compile_expression`; evaluation is not affected.
+    """
+    try:
+        _typed_check_env(variables).compile(source)
+    except RuntimeError as error:
+        raise _compile_error(str(error)) from None
 
 
 @cache

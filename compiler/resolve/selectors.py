@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+from functools import cache
 
 from compiler.catalog import Catalog, GpuModel
+from compiler.catalog.driver import attribute_types
+from compiler.cel.device_types import DeviceSchema
 from compiler.model.policy import GpuTier
 from compiler.quantity import format_bytes
 
@@ -61,3 +64,10 @@ def selector_expression(tier: GpuTier, catalog: Catalog, driver: str) -> str:
         memory = f"device.capacity[{_string(driver)}].memory"
         terms.append(f"{memory}.compareTo(quantity({minimum})) >= 0")
     return " &&\n".join(terms)
+
+
+@cache
+def device_schema(driver: str) -> DeviceSchema:
+    """The types a selector's `device` has on a cluster whose DRA driver is named `driver`:
+    its attributes as the NVIDIA driver's table types them, every capacity a quantity."""
+    return DeviceSchema.of(attribute_types(driver))

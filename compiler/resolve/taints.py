@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from compiler.catalog import Catalog
-from compiler.cel import CelCompileError, CelEvaluationError, compile_expression
+from compiler.cel import CelCompileError, CelEvaluationError
+from compiler.cel.device_types import compile_selector
 from compiler.diagnostics import Diagnostic
 from compiler.model.policy import DeviceTaint
 from compiler.model.tier import GpuTier, GpuTierSpec
 from compiler.resolve.fleet import ResolvedPool, ResolvedTaint, TaintTarget, tolerates
 from compiler.resolve.grants import GrantedTeam
-from compiler.resolve.selectors import UnknownModel, selector_expression
+from compiler.resolve.selectors import UnknownModel, device_schema, selector_expression
 
 
 def resolve_taints(
@@ -112,7 +113,7 @@ def _selected_pools(
     as_tier._source = taint.source
     try:
         expression = selector_expression(as_tier, catalog, driver)
-        compiled = compile_expression(expression, ("device",))
+        compiled = compile_selector(expression, device_schema(driver))
         return [
             p for p in pools if compiled.evaluate({"device": p.kinds[0].cel_device(driver)}) is True
         ]
@@ -126,11 +127,13 @@ def _selected_pools(
             )
         )
     except (CelCompileError, CelEvaluationError) as error:
+        hint = error.hint if isinstance(error, CelCompileError) else None
         problems.append(
             Diagnostic(
                 "GF301",
                 f"taint {taint.name!r}: selector is invalid: {error}",
                 taint.source.span(("spec", "select")),
+                (hint,) if hint else (),
             )
         )
     return None

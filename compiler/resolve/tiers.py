@@ -5,16 +5,25 @@ from __future__ import annotations
 from functools import lru_cache
 
 from compiler.catalog import Catalog, GpuModel, MigProfile
-from compiler.cel import CelCompileError, CelEvaluationError, compile_expression
+from compiler.cel import CelCompileError, CelEvaluationError
+from compiler.cel.device_types import compile_selector
 from compiler.cel.environment import CompiledExpression
 from compiler.diagnostics import Diagnostic, Span
 from compiler.load.scalar import position_in_scalar
 from compiler.model.policy import Cluster, GpuTier
 from compiler.resolve.fleet import ResolvedPool, TierInCluster
 from compiler.resolve.inventory import DeviceKind
-from compiler.resolve.selectors import UnknownModel, selected_models, selector_expression
+from compiler.resolve.selectors import (
+    UnknownModel,
+    device_schema,
+    selected_models,
+    selector_expression,
+)
 
-SELECTOR_VARIABLES = ("device",)
+SELECTOR_HINT = (
+    'selectors see `device.driver`, `device.attributes["<domain>"].<name>` and '
+    '`device.capacity["<domain>"].<name>` (quantities: use compareTo)'
+)
 
 
 def check_tier(tier: GpuTier, catalog: Catalog, problems: list[Diagnostic]) -> bool:
@@ -79,17 +88,14 @@ def tier_in_cluster(
     """The tier's selector and the device kinds of `cluster` it matches (None on error)."""
     expression = selector_expression(tier, catalog, cluster.spec.driver)
     try:
-        compiled = compile_expression(expression, SELECTOR_VARIABLES)
+        compiled = compile_selector(expression, device_schema(cluster.spec.driver))
     except CelCompileError as error:
         problems.append(
             Diagnostic(
                 "GF301",
                 f"tier {tier.name!r}: CEL selector is invalid: {error.message}",
                 _cel_span(tier, error.line, error.column),
-                (
-                    'selectors see `device.driver`, `device.attributes["<domain>"].<name>` and '
-                    '`device.capacity["<domain>"].<name>` (quantities: use compareTo)',
-                ),
+                (error.hint or SELECTOR_HINT,),
             )
         )
         return None
