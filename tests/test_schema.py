@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+import types
+import typing
+from collections.abc import Callable, Iterator
+from typing import Annotated, Any
 
 import jsonschema
 import pytest
 import yaml
 from jsonschema.exceptions import best_match
+from pydantic import BaseModel, TypeAdapter
 
+from compiler.model.policy import KINDS
 from compiler.model.schema import policy_schema
 from tests.conftest import EXAMPLE, REPO
 
@@ -121,3 +126,70 @@ def test_a_wrong_document_gets_one_specific_error(
     assert best is not None
     assert (list(best.absolute_path), best.validator) == (path, validator), best.message
     assert names in best.message
+
+
+def _properties(schema: Any, where: str = "") -> Iterator[tuple[str, dict[str, Any]]]:
+    """Every property schema anywhere in `schema`, with where it is."""
+    if isinstance(schema, dict):
+        for name, prop in schema.get("properties", {}).items():
+            yield f"{where}.{name}", prop
+        for key, value in schema.items():
+            if key != "if":  # a condition on `kind`, not a place a document's fields are
+                yield from _properties(value, f"{where}/{key}")
+    elif isinstance(schema, list):
+        for index, value in enumerate(schema):
+            yield from _properties(value, f"{where}[{index}]")
+
+
+def test_every_property_has_a_description_and_a_valid_example() -> None:
+    """Editors show the description on hover and complete from the examples: a property
+    without them is a field a platform engineer must look up in the source."""
+    schema = policy_schema()
+    missing = [
+        where
+        for where, prop in _properties(schema)
+        if not prop.get("description") or not prop.get("examples")
+    ]
+    assert not missing, "properties without a description or an example:\n" + "\n".join(missing)
+    for where, prop in _properties(schema):
+        validator = jsonschema.Draft202012Validator({"$defs": schema["$defs"], **prop})
+        for example in prop["examples"]:
+            problem = jsonschema.exceptions.best_match(validator.iter_errors(example))
+            assert problem is None, f"{where}: example {example!r}: {problem.message}"
+
+
+def _models(model: type[BaseModel], seen: dict[str, type[BaseModel]]) -> dict[str, type[BaseModel]]:
+    """`model` and every model its fields hold, by class name (the schema's $defs keys)."""
+    if model.__name__ not in seen:
+        seen[model.__name__] = model
+        for field in model.model_fields.values():
+            for inner in _models_in(field.annotation):
+                _models(inner, seen)
+    return seen
+
+
+def _models_in(annotation: Any) -> Iterator[type[BaseModel]]:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        yield annotation
+    elif typing.get_origin(annotation) is not None or isinstance(annotation, types.UnionType):
+        for arg in typing.get_args(annotation):
+            yield from _models_in(arg)
+
+
+def test_every_example_is_what_the_compiler_accepts() -> None:
+    """An example valid for the schema but refused by the model (a name that does not
+    normalise, a selector mixing styles) would teach the wrong thing: each field's examples
+    pass the field's own pydantic validation too."""
+    definitions = policy_schema()["$defs"]
+    models: dict[str, type[BaseModel]] = {}
+    for kind in KINDS.values():
+        _models(kind, models)
+    assert sorted(models) == sorted(definitions)
+    for name, model in models.items():
+        for field_name, field in model.model_fields.items():
+            prop = definitions[name]["properties"][field.alias or field_name]
+            adapter: TypeAdapter[Any] = TypeAdapter(
+                Annotated[field.annotation, *field.metadata] if field.metadata else field.annotation
+            )
+            for example in prop.get("examples", []):
+                adapter.validate_python(example)

@@ -38,8 +38,14 @@ class Strict(BaseModel):
 class Metadata(Strict):
     """Name and free-text description of a policy object."""
 
-    name: Name
-    description: Annotated[str, Field(max_length=1024)] = ""
+    name: Annotated[Name, Field(examples=["prod-east", "ml-research", "training"])]
+    """The object's name, unique per kind: a DNS-1123 label (lower-case letters, digits and
+    `-`, at most 63 characters) after normalising (`ML_Research` becomes `ml-research`).
+    Other objects refer to it by this name, and the objects it compiles to carry it."""
+    description: Annotated[
+        str, Field(max_length=1024, examples=["H100 and H200 nodes for multi-node training"])
+    ] = ""
+    """Free text for the people who read the policy; compiles to nothing."""
 
 
 class PolicyObject(Strict):
@@ -50,7 +56,7 @@ class PolicyObject(Strict):
     kind: str
     """What the document declares: Fleet, Cluster, GpuTier, TeamGrant, Team, PriorityLadder or
     DeviceTaint. It decides what `spec` holds."""
-    metadata: Metadata
+    metadata: Annotated[Metadata, Field(examples=[{"name": "training"}])]
     """The object's name (and a description for people)."""
     _source: SourceDocument | None = PrivateAttr(default=None)
 
@@ -71,8 +77,10 @@ class PolicyObject(Strict):
 class Resources(Strict):
     """CPU and memory amounts, e.g. a kubelet reservation."""
 
-    cpu: Quantity | None = None
-    memory: Quantity | None = None
+    cpu: Annotated[Quantity | None, Field(examples=[4, "500m"])] = None
+    """CPU cores (`4`, or millicores: `500m`). Default: none reserved."""
+    memory: Annotated[Quantity | None, Field(examples=["16Gi"])] = None
+    """Memory in bytes, with a binary suffix (`16Gi`). Default: none reserved."""
 
 
 DnsSubdomainish = Annotated[str, Field(pattern=r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$", max_length=253)]

@@ -35,9 +35,15 @@ class NodeTaint(Strict):
     """A taint every node of a pool carries (`key=value:effect`), so that only pods that
     tolerate it run there."""
 
-    key: QualifiedName
-    value: LabelValue = ""
-    effect: Literal["NoSchedule", "NoExecute"] = "NoSchedule"
+    key: Annotated[QualifiedName, Field(examples=["gpufleet.dev/gpu", "nvidia.com/gpu"])]
+    """The taint's key (a qualified name: an optional DNS-subdomain prefix and `/`)."""
+    value: Annotated[LabelValue, Field(examples=["present"])] = ""
+    """The taint's value: empty, or a label value (at most 63 characters)."""
+    effect: Annotated[Literal["NoSchedule", "NoExecute"], Field(examples=["NoExecute"])] = (
+        "NoSchedule"
+    )
+    """`NoSchedule`: pods that do not tolerate it are not scheduled there; `NoExecute`: they
+    are also evicted when the taint is added."""
 
     def __str__(self) -> str:
         return f"{self.key}={self.value}:{self.effect}"
@@ -48,6 +54,17 @@ GPU_NODE_TAINT = NodeTaint(key="gpufleet.dev/gpu", value="present", effect="NoSc
 pods that claim no GPU off GPU nodes, whose CPU and memory the solver counts for GPU pods."""
 
 
+_EXAMPLE_POOL = {
+    "name": "h100",
+    "nodes": 16,
+    "gpu": "H100-80GB",
+    "gpusPerNode": 8,
+    "hostMemory": "2Ti",
+    "cpu": 224,
+    "mig": "allowed",
+}
+"""A node pool as the schema's examples show one."""
+
 GpusPerGroup = Annotated[int, Field(ge=1, le=16)]
 
 
@@ -55,32 +72,60 @@ class Topology(Strict):
     """GPUs per NUMA node and per PCIe root on a node (groups of consecutive GPU indices): what
     a gang matched on `resource.kubernetes.io/numaNode` or `.../pcieRoot` must fit in."""
 
-    numa_node: GpusPerGroup | None = None
-    pcie_root: GpusPerGroup | None = None
+    numa_node: Annotated[GpusPerGroup | None, Field(examples=[4, 2])] = None
+    """GPUs per NUMA node (consecutive GPU indices), 1 to 16; must divide `gpusPerNode`.
+    Default: what the catalog's board says for the GPU model and `gpusPerNode`."""
+    pcie_root: Annotated[GpusPerGroup | None, Field(examples=[2])] = None
+    """GPUs per PCIe root (consecutive GPU indices), 1 to 16; must divide the NUMA group.
+    Default: what the catalog's board says for the GPU model and `gpusPerNode`."""
 
 
 class NodePool(Strict):
     """Identical nodes: how many, which GPU, and the host resources each node has.
 
-    `mig`: `disabled` (whole GPUs only), `allowed` (the solver may give the node's GPUs one MIG
-    layout, the same on every GPU of a node), `mixed` (each GPU of a node may differ).
-    `nodeNames` formats node names from `{cluster}`, `{pool}` and `{index}` (0-based); node
-    names are DRA pool names, so DeviceTaintRules and node-config labels use them.
+    Compiles to the kubelet drop-in and MIG configuration of its nodes (`node-config/`).
     """
 
-    name: Name
-    nodes: Annotated[int, Field(ge=1, le=100_000)]
-    gpu: Annotated[str, Field(min_length=1, max_length=100)]
-    gpus_per_node: Annotated[int, Field(ge=1, le=16)]
-    host_memory: Quantity
-    cpu: Quantity
-    mig: Literal["disabled", "allowed", "mixed"] = "disabled"
-    node_names: Annotated[str, Field(pattern=r"^[a-z0-9{}.-]+$", max_length=200)] = (
-        "{cluster}-{pool}-{index}"
+    name: Annotated[Name, Field(examples=["h100", "l40s"])]
+    """The pool's name, unique in the cluster; DeviceTaints and node-config files name it."""
+    nodes: Annotated[int, Field(ge=1, le=100_000, examples=[16])]
+    """How many identical nodes the pool has (1 to 100,000): the capacity the solver counts."""
+    gpu: Annotated[str, Field(min_length=1, max_length=100, examples=["H100-80GB", "L40S"])]
+    """The GPU model of every node: a catalog id (`H100-80GB`, `H100-NVL`, `A100-40GB`,
+    `A100-80GB`, `H200`, `B200`, `A30`, `L4`, `L40S`); it decides the device attributes tiers
+    select on and the MIG profiles the pool offers."""
+    gpus_per_node: Annotated[int, Field(ge=1, le=16, examples=[8])]
+    """GPUs per node, 1 to 16."""
+    host_memory: Annotated[Quantity, Field(examples=["2Ti", "512Gi"])]
+    """Each node's memory in bytes (`2Ti`); the solver subtracts the kubelet's reservations
+    and eviction threshold, and tiers' `hostMemoryPerGpu` must fit in the rest."""
+    cpu: Annotated[Quantity, Field(examples=[224, "64"])]
+    """Each node's CPU cores (`224`); the solver subtracts the kubelet's reservations, and
+    tiers' `cpuPerGpu` must fit in the rest."""
+    mig: Annotated[Literal["disabled", "allowed", "mixed"], Field(examples=["allowed"])] = (
+        "disabled"
     )
-    node_taint: NodeTaint | None = GPU_NODE_TAINT
-    """The taint the pool's nodes register with (`null`: none, and CPU-only pods may use them)."""
-    topology: Topology | None = None
+    """`disabled`: whole GPUs only; `allowed`: the solver may give a node's GPUs one MIG
+    layout, the same on every GPU of the node; `mixed`: each GPU of a node may have its own.
+    The layouts go to the pool's mig-parted config in `node-config/`."""
+    node_names: Annotated[
+        str,
+        Field(
+            pattern=r"^[a-z0-9{}.-]+$",
+            max_length=200,
+            examples=["{cluster}-{pool}-{index}", "gke-{cluster}-{pool}-{index}"],
+        ),
+    ] = "{cluster}-{pool}-{index}"
+    """The pattern of the nodes' names, with `{cluster}`, `{pool}` and `{index}` (0-based):
+    node names are DRA pool names, so DeviceTaintRules and node-config labels use them."""
+    node_taint: Annotated[
+        NodeTaint | None,
+        Field(examples=[{"key": "gpufleet.dev/gpu", "value": "present", "effect": "NoSchedule"}]),
+    ] = GPU_NODE_TAINT
+    """The taint the pool's nodes register with (the kubelet drop-in's `registerWithTaints`),
+    which keeps pods that claim no GPU off the nodes; `null`: none, and CPU-only pods may use
+    them, taking the CPU and memory the solver counted for GPU pods."""
+    topology: Annotated[Topology | None, Field(examples=[{"numaNode": 2, "pcieRoot": 2}])] = None
     """How the nodes' GPUs group by NUMA node and PCIe root, where the catalog's board for the
     GPU model and gpusPerNode does not say it (or says it wrongly for these nodes)."""
 
@@ -95,23 +140,37 @@ class NodePool(Strict):
 class Kubelet(Strict):
     """Node reservations and memory QoS; the solver subtracts reservations from host capacity."""
 
-    system_reserved: Resources = Resources()
-    kube_reserved: Resources = Resources()
-    eviction_hard_memory: Quantity | None = None
-    """`evictionHard: {memory.available: ...}`; kubelet's default is 100Mi."""
-    memory_qos: Annotated[bool, Field(alias="memoryQoS")] = False
-    memory_throttling_factor: Annotated[float, Field(gt=0, le=1)] = 0.9
-    """memory.high = requests + factor x (limit - requests); the kubelet takes (0, 1]."""
+    system_reserved: Annotated[Resources, Field(examples=[{"cpu": 4, "memory": "16Gi"}])] = (
+        Resources()
+    )
+    """CPU and memory the kubelet reserves for the operating system (`systemReserved`); the
+    solver subtracts them from every node's `cpu` and `hostMemory`."""
+    kube_reserved: Annotated[Resources, Field(examples=[{"cpu": 2, "memory": "8Gi"}])] = Resources()
+    """CPU and memory the kubelet reserves for Kubernetes daemons (`kubeReserved`); the solver
+    subtracts them from every node's `cpu` and `hostMemory`."""
+    eviction_hard_memory: Annotated[Quantity | None, Field(examples=["1Gi"])] = None
+    """The kubelet's hard eviction threshold for memory (`evictionHard: {memory.available:
+    ...}`), subtracted from host memory like a reservation. Default: the kubelet's, 100Mi."""
+    memory_qos: Annotated[bool, Field(alias="memoryQoS", examples=[True])] = False
+    """Turn on the kubelet's memory QoS (cgroup v2 `memory.high` throttling; the `MemoryQoS`
+    gate, alpha up to 1.36, on by default from 1.37) in the kubelet drop-ins."""
+    memory_throttling_factor: Annotated[float, Field(gt=0, le=1, examples=[0.8])] = 0.9
+    """With memory QoS: memory.high = requests + factor x (limit - requests); the kubelet
+    takes (0, 1]."""
 
 
 class Kueue(Strict):
     """Whether the cluster runs Kueue, which Kueue minor, and the cohort its queues join."""
 
-    enabled: bool = False
-    version: Literal["0.18", "0.19"] = "0.19"
+    enabled: Annotated[bool, Field(examples=[True])] = False
+    """Emit Kueue's objects for the cluster: ResourceFlavors per tier, a ClusterQueue per team
+    with its guarantee as nominal quota and its limit as borrowing limit, a LocalQueue per team
+    namespace, WorkloadPriorityClasses from the ladder."""
+    version: Annotated[Literal["0.18", "0.19"], Field(examples=["0.18"])] = "0.19"
     """The Kueue minor the cluster runs: the Configuration names only what that minor reads."""
-    cohort: Name | None = None
-    """Default: a cohort named after the cluster."""
+    cohort: Annotated[Name | None, Field(examples=["prod"])] = None
+    """The root cohort the teams' ClusterQueues (and their own cohorts) borrow within.
+    Default: a cohort named after the cluster."""
 
 
 FeatureGateName = Annotated[str, Field(pattern=r"^[A-Z][A-Za-z0-9]{1,99}$")]
@@ -121,46 +180,84 @@ RuntimeConfigKey = Annotated[
 
 
 class ApiServer(Strict):
-    """What the cluster's control plane turns on beyond its release's defaults.
+    """What the cluster's control plane turns on beyond its release's defaults: gpufleet emits
+    an object whose API is off by default only where the cluster declares what serves it."""
 
-    `featureGates` as given to `--feature-gates` (kube-apiserver, kube-controller-manager and
-    kube-scheduler), `runtimeConfig` as given to kube-apiserver's `--runtime-config`
-    (`group/version` or `group/version/resource`). gpufleet emits an object whose API is off by
-    default only where the cluster declares what serves it.
-    """
-
-    feature_gates: Annotated[dict[FeatureGateName, bool], Field(max_length=64)] = {}
-    runtime_config: Annotated[dict[RuntimeConfigKey, bool], Field(max_length=64)] = {}
+    feature_gates: Annotated[
+        dict[FeatureGateName, bool],
+        Field(max_length=64, examples=[{"DRADeviceTaintRules": True}]),
+    ] = {}
+    """Feature gates as given to `--feature-gates` (kube-apiserver, kube-controller-manager and
+    kube-scheduler), gate name to on or off: a gated feature declared on is not warned about
+    (GF600)."""
+    runtime_config: Annotated[
+        dict[RuntimeConfigKey, bool],
+        Field(max_length=64, examples=[{"resource.k8s.io/v1beta2/devicetaintrules": True}]),
+    ] = {}
+    """API versions as given to kube-apiserver's `--runtime-config` (`group/version` or
+    `group/version/resource`): an object whose API is off by default is emitted only where it
+    is declared on here (else warning GF603 leaves it out)."""
 
 
 class ClusterSpec(Strict):
     """A cluster's Kubernetes version and inventory."""
 
-    kubernetes_version: KubernetesVersion
-    api_server: ApiServer = ApiServer()
-    driver: DnsSubdomainish = DEFAULT_DRIVER
-    driver_feature_gates: Annotated[dict[FeatureGateName, bool], Field(max_length=64)] = {}
+    kubernetes_version: Annotated[KubernetesVersion, Field(examples=["1.36"])]
+    """The cluster's Kubernetes minor, quoted (`"1.30"` unquoted is the number 1.3): it decides
+    every emitted apiVersion (resource.k8s.io v1beta1 to v1, DeviceTaintRule, Workload) and
+    what is off by default there."""
+    api_server: Annotated[
+        ApiServer, Field(examples=[{"featureGates": {"DRADeviceTaintRules": True}}])
+    ] = ApiServer()
+    """What the control plane enables beyond the release's defaults."""
+    driver: Annotated[DnsSubdomainish, Field(examples=["gpu.nvidia.com"])] = DEFAULT_DRIVER
+    """The DRA driver that publishes the GPUs (the DeviceClasses' `device.driver`)."""
+    driver_feature_gates: Annotated[
+        dict[FeatureGateName, bool],
+        Field(max_length=64, examples=[{"TimeSlicingSettings": True, "MPSSupport": True}]),
+    ] = {}
     """The feature gates the cluster's DRA driver runs with, as its chart's `featureGates`
     values say (e.g. `{TimeSlicingSettings: true}`): a tier's sharing needs the driver's gate."""
-    driver_extended_resources: Annotated[list[QualifiedName], Field(max_length=16)] | None = None
+    driver_extended_resources: Annotated[
+        Annotated[list[QualifiedName], Field(max_length=16)] | None,
+        Field(examples=[[], ["nvidia.com/gpu"]]),
+    ] = None
     """The extended resource names the driver's own DeviceClasses map (a tier may not take
     one). Default: what the driver's chart maps (`nvidia.com/gpu` for gpu.nvidia.com, whose
     chart sets it on its `gpu.nvidia.com` class on resource.k8s.io/v1 since v25.12.0);
     `[]` documents an install that maps none."""
-    driver_version: DriverVersion = CURRENT_DRIVER
+    driver_version: Annotated[DriverVersion, Field(examples=["25.12"])] = CURRENT_DRIVER
     """The release of the NVIDIA DRA driver the cluster runs (its chart version: `25.8` for
     v25.8.1, `0.4` for v0.4.1, `0.5` for main): it decides which device attributes gangs may
     match on (compiler.catalog.driver)."""
-    gang_scheduling: Literal["None", "Workload"] = "None"
+    gang_scheduling: Annotated[Literal["None", "Workload"], Field(examples=["Workload"])] = "None"
     """`Workload`: a scheduling.k8s.io Workload per gang guarantee, whose pod group is
-    scheduled all or nothing (Kubernetes 1.35 on, where the cluster serves the API)."""
-    node_pools: Annotated[list[NodePool], Field(min_length=1, max_length=256)]
-    kubelet: Kubelet = Kubelet()
-    kueue: Kueue = Kueue()
+    scheduled all or nothing (Kubernetes 1.35 on, where the cluster serves the API); `None`:
+    gangs are kept together by their claim templates only."""
+    node_pools: Annotated[
+        list[NodePool],
+        Field(
+            min_length=1,
+            max_length=256,
+            examples=[[_EXAMPLE_POOL]],
+        ),
+    ]
+    """The cluster's GPU nodes, as pools of identical nodes (1 to 256 pools)."""
+    kubelet: Annotated[
+        Kubelet, Field(examples=[{"systemReserved": {"cpu": 4, "memory": "16Gi"}}])
+    ] = Kubelet()
+    """Reservations and memory QoS of the GPU nodes' kubelets; compiles to a kubelet drop-in
+    per pool (`node-config/kubelet/<pool>/50-gpufleet.conf`)."""
+    kueue: Annotated[Kueue, Field(examples=[{"enabled": True}])] = Kueue()
+    """Whether and how the cluster's quotas are also Kueue queues."""
 
 
 class Cluster(PolicyObject):
     """One Kubernetes cluster of the fleet."""
 
     kind: Literal["Cluster"]
-    spec: ClusterSpec
+    spec: Annotated[
+        ClusterSpec,
+        Field(examples=[{"kubernetesVersion": "1.36", "nodePools": [_EXAMPLE_POOL]}]),
+    ]
+    """The cluster's Kubernetes version and inventory."""

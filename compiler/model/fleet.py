@@ -27,19 +27,33 @@ RepositoryPath = Annotated[
 
 
 class GitOps(Strict):
-    """Where Argo CD finds the compiled output.
-
-    repoURL and revision land in the ApplicationSet's template, which Argo CD renders as a Go
-    template: braces there would be template code, so they (and whitespace) are refused.
-    """
+    """Where Argo CD finds the compiled output: the AppProject and ApplicationSet in
+    `out/argocd/` point at it."""
 
     repo_url: Annotated[
-        str, Field(min_length=1, max_length=2048, pattern=r"^[^\s{}]+$", alias="repoURL")
+        str,
+        Field(
+            min_length=1,
+            max_length=2048,
+            pattern=r"^[^\s{}]+$",
+            alias="repoURL",
+            examples=["https://git.example.com/platform/gpu-fleet.git"],
+        ),
     ]
-    revision: Annotated[str, Field(pattern=r"^[A-Za-z0-9._/@+-]+$", max_length=255)] = "HEAD"
-    path: RepositoryPath = "out"
-    argocd_namespace: Name = "argocd"
-    project: Name = "gpufleet"
+    """The Git repository Argo CD clones (the ApplicationSet's `repoURL`). It lands in a Go
+    template, so braces and whitespace are refused."""
+    revision: Annotated[
+        str, Field(pattern=r"^[A-Za-z0-9._/@+-]+$", max_length=255, examples=["main"])
+    ] = "HEAD"
+    """The branch, tag or commit Argo CD syncs (`targetRevision`)."""
+    path: Annotated[RepositoryPath, Field(examples=["out", "deploy/gpufleet"])] = "out"
+    """Where `gpufleet compile` writes in the repository, relative to its root: Argo CD syncs
+    `<path>/clusters/<cluster>`."""
+    argocd_namespace: Annotated[Name, Field(examples=["argocd"])] = "argocd"
+    """The namespace Argo CD runs in, where the AppProject and ApplicationSet go."""
+    project: Annotated[Name, Field(examples=["gpu-platform"])] = "gpufleet"
+    """The name of the Argo CD AppProject that limits the Applications to the fleet's
+    clusters, namespaces and emitted kinds."""
 
 
 ResourcePattern = Annotated[
@@ -57,49 +71,78 @@ EnvironmentName = Annotated[str, Field(pattern=r"^[-._a-zA-Z][-._a-zA-Z0-9]*$", 
 class SystemNamespaces(Strict):
     """Where the platform's own GPU components run: no team may own these namespaces."""
 
-    gpu_operator: Name = "gpu-operator"
-    dra_driver: Name = "nvidia-dra-driver-gpu"
-    kueue: Name = "kueue-system"
+    gpu_operator: Annotated[Name, Field(examples=["gpu-operator"])] = "gpu-operator"
+    """The NVIDIA GPU Operator's namespace."""
+    dra_driver: Annotated[Name, Field(examples=["nvidia-dra-driver-gpu"])] = "nvidia-dra-driver-gpu"
+    """The NVIDIA DRA driver's namespace."""
+    kueue: Annotated[Name, Field(examples=["kueue-system"])] = "kueue-system"
+    """Kueue's namespace."""
 
 
 class FleetSpec(Strict):
     """Fleet-wide settings."""
 
-    gitops: GitOps
-    system_namespaces: SystemNamespaces = SystemNamespaces()
-    reserved_namespaces: Annotated[list[Name], Field(max_length=256)] = []
+    gitops: Annotated[
+        GitOps,
+        Field(
+            examples=[
+                {
+                    "repoURL": "https://git.example.com/platform/gpu-fleet.git",
+                    "revision": "main",
+                    "path": "out",
+                }
+            ]
+        ),
+    ]
+    """Where Argo CD finds the compiled output."""
+    system_namespaces: Annotated[
+        SystemNamespaces, Field(examples=[{"gpuOperator": "nvidia-gpu-operator"}])
+    ] = SystemNamespaces()
+    """Where the platform's own GPU components run: no team may own these namespaces, and
+    claims there are not refused by `denyUnownedClaims`."""
+    reserved_namespaces: Annotated[
+        list[Name], Field(max_length=256, examples=[["monitoring", "ingress-nginx"]])
+    ] = []
     """Further namespaces no team may own (monitoring, ingress, ...)."""
-    owners: Annotated[list[CodeOwner], Field(max_length=32)] = []
+    owners: Annotated[
+        list[CodeOwner], Field(max_length=32, examples=[["@example/gpu-platform"]])
+    ] = []
     """The platform's code owners: they review the fleet, clusters, tiers, taints and every
     grant. With owners declared, `gpufleet check` fails when CODEOWNERS routes a policy file
     elsewhere (`gpufleet codeowners` writes its block)."""
-    codeowners: RepositoryPath = ".github/CODEOWNERS"
+    codeowners: Annotated[RepositoryPath, Field(examples=["CODEOWNERS"])] = ".github/CODEOWNERS"
     """The CODEOWNERS file, relative to the repository root."""
-    team_role: Name = "edit"
+    team_role: Annotated[Name, Field(examples=["gpu-team"])] = "edit"
     """The ClusterRole a team's group (declared in its grant) is bound to in each of its
     namespaces."""
-    pod_security: Literal["baseline", "restricted"] = "baseline"
+    pod_security: Annotated[Literal["baseline", "restricted"], Field(examples=["restricted"])] = (
+        "baseline"
+    )
     """The Pod Security Standard enforced in team namespaces: `baseline` refuses privileged
     pods and host paths such as /dev, which would reach GPUs around DRA."""
-    device_plugin_resources: Annotated[list[ResourcePattern], Field(max_length=16)] = [
-        "nvidia.com/*"
-    ]
+    device_plugin_resources: Annotated[
+        list[ResourcePattern],
+        Field(max_length=16, examples=[["nvidia.com/*", "amd.com/gpu"]]),
+    ] = ["nvidia.com/*"]
     """Device-plugin resources team namespaces may not request unless their grant allows it:
     exact names or a whole domain (`nvidia.com/*`: `nvidia.com/gpu`, the MIG resources
     `nvidia.com/mig-<profile>`, ...). A name a tier serves through DRA (its
     `extendedResourceName`) stays allowed."""
-    gpu_runtime_classes: Annotated[list[Name], Field(max_length=16)] = ["nvidia"]
+    gpu_runtime_classes: Annotated[
+        list[Name], Field(max_length=16, examples=[["nvidia", "nvidia-cdi"]])
+    ] = ["nvidia"]
     """RuntimeClasses that hand every GPU of a node to a pod; refused in team namespaces
     unless their grant allows them."""
-    gpu_environment: Annotated[list[EnvironmentName], Field(max_length=16)] = [
-        "NVIDIA_VISIBLE_DEVICES",
-        "NVIDIA_DRIVER_CAPABILITIES",
-    ]
+    gpu_environment: Annotated[
+        list[EnvironmentName],
+        Field(max_length=16, examples=[["NVIDIA_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES"]]),
+    ] = ["NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES"]
     """Container environment variables the NVIDIA container runtime reads to expose GPUs;
     refused in team namespaces unless their grant allows them."""
-    deny_unowned_claims: bool = False
+    deny_unowned_claims: Annotated[bool, Field(examples=[True])] = False
     """Refuse GPU claims (of a tier's or the driver's DeviceClasses) in namespaces no team
-    owns, other than the system namespaces."""
+    owns, other than the system namespaces and `kube-system` (the admission policy
+    `gpufleet-unowned-claims`)."""
     suppressions: Annotated[
         list[Suppression],
         Field(
@@ -116,4 +159,15 @@ class Fleet(PolicyObject):
     """Fleet-wide settings (at most one)."""
 
     kind: Literal["Fleet"]
-    spec: FleetSpec
+    spec: Annotated[
+        FleetSpec,
+        Field(
+            examples=[
+                {
+                    "gitops": {"repoURL": "https://git.example.com/platform/gpu-fleet.git"},
+                    "owners": ["@example/gpu-platform"],
+                }
+            ]
+        ),
+    ]
+    """Fleet-wide settings: GitOps wiring, ownership and the guardrails around DRA."""

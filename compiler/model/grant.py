@@ -34,9 +34,15 @@ PodSecurityLevel = Literal["baseline", "restricted", "privileged"]
 class TierGrant(Strict):
     """The devices of one tier the team is granted: a guarantee and a borrowing limit."""
 
-    tier: Name
-    guaranteed: DeviceCount
-    limit: DeviceCount | None = None
+    tier: Annotated[Name, Field(examples=["training"])]
+    """The tier granted."""
+    guaranteed: Annotated[DeviceCount, Field(examples=[64])]
+    """Devices of the tier the team always gets in each of its clusters: the solver proves
+    they fit beside every other guarantee; the namespace's ResourceQuota and the Kueue
+    ClusterQueue's nominal quota."""
+    limit: Annotated[DeviceCount | None, Field(examples=[96])] = None
+    """The most devices the team may use, borrowing idle ones beyond its guarantee (the quota
+    and Kueue's borrowing limit); not below the guarantee (GF206). Default: the guarantee."""
 
     @property
     def effective_limit(self) -> int:
@@ -53,39 +59,84 @@ class TierGrant(Strict):
 class Allowances(Strict):
     """Ways to GPUs around DRA the team's namespaces may use (all refused by default)."""
 
-    device_plugin_resources: bool = False
-    """Device-plugin resources (the fleet's `devicePluginResources`, e.g. `nvidia.com/*`)."""
-    gpu_environment: bool = False
-    """The NVIDIA container runtime's variables (`NVIDIA_VISIBLE_DEVICES`, ...)."""
-    gpu_runtime_classes: bool = False
-    """The fleet's GPU runtime classes (`runtimeClassName: nvidia`)."""
+    device_plugin_resources: Annotated[bool, Field(examples=[True])] = False
+    """Device-plugin resources (the fleet's `devicePluginResources`, e.g. `nvidia.com/*`),
+    which bypass DRA, its quotas and its taints."""
+    gpu_environment: Annotated[bool, Field(examples=[True])] = False
+    """The NVIDIA container runtime's variables (`NVIDIA_VISIBLE_DEVICES`, ...), which can
+    expose GPUs the pod did not claim."""
+    gpu_runtime_classes: Annotated[bool, Field(examples=[True])] = False
+    """The fleet's GPU runtime classes (`runtimeClassName: nvidia`), which hand a pod every GPU
+    of its node."""
 
 
 class TeamGrantSpec(Strict):
     """What one team may have."""
 
-    group: GroupName | None = None
+    group: Annotated[GroupName | None, Field(examples=["ml-research", "oidc:ml-research"])] = None
     """The team's group in the clusters: bound to the fleet's `teamRole` in the team's
     namespaces, and nowhere else (no group: no binding)."""
-    owners: Annotated[list[CodeOwner], Field(max_length=32)] = []
-    """Who reviews the team's own file (CODEOWNERS)."""
-    namespaces: Annotated[list[Name], Field(min_length=1, max_length=64)]
-    clusters: Annotated[list[Name], Field(max_length=256)] | None = None
+    owners: Annotated[
+        list[CodeOwner], Field(max_length=32, examples=[["@example/ml-research"]])
+    ] = []
+    """Who reviews the team's own file (CODEOWNERS): `@user`, `@org/team` or an e-mail."""
+    namespaces: Annotated[
+        list[Name], Field(min_length=1, max_length=64, examples=[["ml-research"]])
+    ]
+    """The namespaces the team owns in each of its clusters: gpufleet creates them, labelled
+    for the admission guardrails, with the team's quotas and RoleBinding."""
+    clusters: Annotated[
+        Annotated[list[Name], Field(max_length=256)] | None,
+        Field(examples=[["prod-east", "prod-west"]]),
+    ] = None
     """The clusters the team is in (default: all)."""
-    quotas: Annotated[list[TierGrant], Field(max_length=256)] = []
-    priorities: Annotated[list[Name], Field(max_length=64)] = []
-    tolerations: Annotated[list[Toleration], Field(max_length=16)] = []
-    admin_access: bool = False
+    quotas: Annotated[
+        list[TierGrant],
+        Field(max_length=256, examples=[[{"tier": "training", "guaranteed": 64, "limit": 96}]]),
+    ] = []
+    """The tiers the team may use, each with a guarantee and a limit; a tier not listed is
+    refused by admission (`gpufleet-tier-entitlement`)."""
+    priorities: Annotated[list[Name], Field(max_length=64, examples=[["training", "batch"]])] = []
+    """The priority levels (of the PriorityLadder) the team's pods and Kueue workloads may
+    use; others are refused by admission."""
+    tolerations: Annotated[
+        list[Toleration],
+        Field(
+            max_length=16,
+            examples=[
+                [{"key": "gpufleet.dev/burn-in", "operator": "Exists", "effect": "NoSchedule"}]
+            ],
+        ),
+    ] = []
+    """The device taints the team's claims may tolerate: the solver counts tainted devices
+    for the team, and its claim templates carry the tolerations."""
+    admin_access: Annotated[bool, Field(examples=[True])] = False
     """Whether the team's namespaces may make `adminAccess: true` device requests."""
-    cohort: Name | None = None
+    cohort: Annotated[Name | None, Field(examples=["research"])] = None
     """The Kueue cohort of the team's ClusterQueue (default: the cluster's)."""
-    pod_security: PodSecurityLevel | None = None
+    pod_security: Annotated[PodSecurityLevel | None, Field(examples=["privileged"])] = None
     """The Pod Security Standard enforced in the team's namespaces (default: the fleet's)."""
-    allow: Allowances = Allowances()
+    allow: Annotated[
+        Allowances, Field(examples=[{"devicePluginResources": True, "gpuRuntimeClasses": True}])
+    ] = Allowances()
+    """Ways to GPUs around DRA the team's namespaces may use (all refused by default)."""
 
 
 class TeamGrant(PolicyObject):
     """A team's grant: `metadata.name` is the team's name."""
 
     kind: Literal["TeamGrant"]
-    spec: TeamGrantSpec
+    spec: Annotated[
+        TeamGrantSpec,
+        Field(
+            examples=[
+                {
+                    "group": "ml-research",
+                    "namespaces": ["ml-research"],
+                    "quotas": [{"tier": "training", "guaranteed": 64, "limit": 96}],
+                    "priorities": ["training", "batch"],
+                }
+            ]
+        ),
+    ]
+    """What the platform grants the team."""

@@ -14,14 +14,27 @@ class DeviceTaintSpec(Strict):
     """Which devices (cluster, optionally pool, node index, device index or a selector) and
     the taint to put on them."""
 
-    cluster: Name
-    pool: Name | None = None
-    node: Annotated[int, Field(ge=0, le=100_000)] | None = None
-    device: Annotated[int, Field(ge=0, le=63)] | None = None
-    select: Selector | None = None
-    key: QualifiedName
-    value: LabelValue = ""
-    effect: Literal["NoSchedule", "NoExecute", "None"] = "NoSchedule"
+    cluster: Annotated[Name, Field(examples=["prod-east"])]
+    """The cluster whose devices are tainted."""
+    pool: Annotated[Name | None, Field(examples=["h100"])] = None
+    """Only the devices of this node pool. Default: every pool of the cluster."""
+    node: Annotated[Annotated[int, Field(ge=0, le=100_000)] | None, Field(examples=[15])] = None
+    """Only the devices of this node of `pool`, by its 0-based index (the `{index}` of the
+    pool's `nodeNames`). Default: every node of the pool."""
+    device: Annotated[Annotated[int, Field(ge=0, le=63)] | None, Field(examples=[5])] = None
+    """Only this GPU of each node, by its 0-based index on the node. Default: every GPU."""
+    select: Annotated[Selector | None, Field(examples=[{"models": ["A100-40GB"]}])] = None
+    """Only the devices this selector matches (like a tier's `select`). Default: all."""
+    key: Annotated[QualifiedName, Field(examples=["gpu.nvidia.com/ecc-errors"])]
+    """The taint's key; teams tolerate it by this key (their grant's `tolerations`)."""
+    value: Annotated[LabelValue, Field(examples=["uncorrectable", "true"])] = ""
+    """The taint's value: empty, or a label value (at most 63 characters)."""
+    effect: Annotated[Literal["NoSchedule", "NoExecute", "None"], Field(examples=["NoExecute"])] = (
+        "NoSchedule"
+    )
+    """`NoSchedule`: claims that do not tolerate it get none of the devices, and the solver
+    takes them from every intolerant team's capacity; `NoExecute`: pods using them are also
+    evicted; `None`: only marks the devices (Kubernetes 1.35 on), capacity unchanged."""
 
     @model_validator(mode="after")
     def _node_needs_pool(self) -> DeviceTaintSpec:
@@ -34,4 +47,19 @@ class DeviceTaint(PolicyObject):
     """A device taint; compiles to a DeviceTaintRule and removes capacity from intolerant teams."""
 
     kind: Literal["DeviceTaint"]
-    spec: DeviceTaintSpec
+    spec: Annotated[
+        DeviceTaintSpec,
+        Field(
+            examples=[
+                {
+                    "cluster": "prod-east",
+                    "pool": "h100",
+                    "node": 3,
+                    "device": 5,
+                    "key": "gpu.nvidia.com/ecc-errors",
+                    "value": "uncorrectable",
+                }
+            ]
+        ),
+    ]
+    """Which devices, and the taint they get; compiles to a DeviceTaintRule."""
