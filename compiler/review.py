@@ -15,9 +15,11 @@ from compiler.diagnostics import Diagnostic, Span, fail
 from compiler.diagnostics.codes import EXIT_OK
 from compiler.diagnostics.terminal import visible
 from compiler.pipeline import Compiled, compile_policies
-from compiler.report import Previous, build_report, mig_changes, read_previous_plans, render_diff
-from compiler.report.diff import read_changes
-from compiler.report.markdown import gpus_per_node
+from compiler.report import Previous, build_report, read_previous_plans, render_diff
+from compiler.report.diff import FileChange, read_changes
+from compiler.report.hurt import objects_deleted, render_hurts
+from compiler.report.markdown import hurts, mig_drains
+from compiler.report.renames import detect_renames
 from compiler.timings import NO_TIMINGS, StageTimings
 from compiler.write import OWNED_LIST, Staleness, cluster_stream, compare_tree, with_listing
 
@@ -128,39 +130,46 @@ def compile_as_compile_would(
     )
 
 
+def changed_files(out: Path, compiled: Compiled) -> tuple[list[FileChange], Staleness]:
+    """What writing the compiled tree would change in `out`, renames paired as git pairs
+    them (a missing `out` is all added), and the comparison they come from."""
+    changes = compare_tree(out, compiled.tree)
+    lists = (changes.added, changes.changed, changes.removed)
+    return detect_renames(read_changes(out, with_listing(compiled.tree), *lists)), changes
+
+
 def run_diff(args: argparse.Namespace, report: Reporter) -> int:
-    """Print what a compile would change in out/, grouped by cluster and object."""
+    """Print what can hurt, then what a compile would change in out/, by cluster and object."""
     compiled = compile_as_compile_would(args, report)
     report(compiled.warnings)
     previous, _ = read_previous_plans(args.out)
-    changes = compare_tree(args.out, compiled.tree)
+    files, changes = changed_files(args.out, compiled)
     report(conflict_diagnostics(args.out, changes.conflicts))
-    lists = (changes.added, changes.changed, changes.removed)
-    files = read_changes(args.out, with_listing(compiled.tree), *lists)
-    clusters = {c.name: c for c in compiled.fleet.clusters}
-    mig = {
-        plan.cluster: mig_changes(
-            previous.get(plan.cluster), plan, gpus_per_node(clusters[plan.cluster])
-        )
-        for plan in compiled.plans
-    }
+    foreign = changes.foreign
     if not files:
         print(f"{args.out} is up to date: a compile changes nothing")
-        note_foreign(args.out, changes.foreign)
+        note_foreign(args.out, foreign)
         return EXIT_OK
-    sys.stdout.write(render_diff(files, mig, [f"{args.out / p}" for p in changes.foreign]))
+    deleted = objects_deleted(files, compiled.tree)
+    found = hurts(compiled.fleet, compiled.plans, previous, deleted)
+    sys.stdout.write(render_hurts(found))
+    mig = mig_drains(compiled.fleet, compiled.plans, previous)
+    sys.stdout.write(render_diff(files, mig, [f"{args.out / p}" for p in foreign]))
     return EXIT_OK
 
 
 def run_report(args: argparse.Namespace, report: Reporter) -> int:
-    """Print the Markdown report, compared with the plans in --previous (default: --out)."""
+    """Print the Markdown report, compared with the plans and files in --previous (default:
+    --out): what can hurt first."""
     compiled = compile_as_compile_would(args, report)
     report(compiled.warnings)
     base = args.previous if args.previous is not None else args.out
     previous, problems = read_previous_plans(base)
     report(problems)
+    files, _ = changed_files(base, compiled)
     label = (base / "plan").as_posix()
-    sys.stdout.write(build_report(compiled.fleet, compiled.plans, Previous(previous, label)))
+    compared = Previous(previous, label, tuple(files), tuple(objects_deleted(files, compiled.tree)))
+    sys.stdout.write(build_report(compiled.fleet, compiled.plans, compared))
     return EXIT_OK
 
 

@@ -38,7 +38,13 @@ def test_a_guarantee_change_from_check_to_diff_to_compile(
         ("prod-east", "changed", "plan prod-east"),
         ("prod-west", "changed", "plan prod-west"),
     ]
-    assert diff.startswith("# prod-east: 3 changed\n# prod-west: 1 changed\n# fleet: 1 changed\n")
+    where = "guarantee of team ml-research in namespace ml-research, tier training: 64 -> 56"
+    assert diff.startswith(
+        "# What can hurt, most severe first:\n"
+        f"#   prod-east: {where} devices (-8)\n"
+        f"#   prod-west: {where} devices (-8)\n"
+        "# prod-east: 3 changed\n# prod-west: 1 changed\n# fleet: 1 changed\n"
+    )
     assert '-              nominalQuota: "64"\n-              borrowingLimit: "32"\n' in diff
     assert '-      "guaranteed": 64,\n-      "headroom": 64,\n+      "guaranteed": 56,\n' in diff
     assert '-      "b200/gpu": 64\n+      "b200/gpu": 56\n' in diff

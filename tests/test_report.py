@@ -13,6 +13,7 @@ from compiler.pipeline import Compiled
 from compiler.report import Previous, build_report, mig_changes, plan_from_json, render_diff
 from compiler.report.compare import percent, plan_changes
 from compiler.report.diff import FileChange, group_of, object_label, summary_line
+from compiler.report.hurt import NOTHING_HURTS
 from compiler.report.previous import read_previous_plans
 from compiler.solve import ClusterPlan, TierCapacity
 from compiler.solve.plan import MigConfig, run_length
@@ -124,8 +125,13 @@ def test_the_report_compared_with_a_previous_plan(compiled_example: Compiled) ->
     )
     assert "- **prod-east**: tier training: headroom 58% -> 50% (74 -> 64 devices)" in text
     assert "guaranteed 54 -> 64" in text
-    assert "pool h100: 4 nodes change MIG configuration" in text
-    assert "drain them first" in text
+    # what can hurt names the nodes to drain: the ones the written node labels partition
+    assert (
+        "- **prod-east**: pool h100: 4 nodes (32 GPUs) must be drained to re-partition MIG "
+        "(16 all-disabled -> 4 all-2x3g.40gb, 12 all-disabled): prod-east-h100-11, "
+        "prod-east-h100-12, prod-east-h100-13, prod-east-h100-14\n"
+    ) in text
+    assert text.index("## What can hurt") < text.index("## What changes")
     assert "| h100 | 8 | 16 | 4 all-2x3g.40gb, 12 all-disabled |" in text
     assert "- **prod-west**: new cluster" in text
 
@@ -173,11 +179,12 @@ def test_a_namespace_that_leaves_management_is_said_loudly(compiled_example: Com
     text = build_report(
         compiled_example.fleet, compiled_example.plans, Previous({"prod-east": before}, "base")
     )
-    assert "- **prod-east**: **namespace old-team leaves gpufleet's management**" in text
+    assert "- **prod-east**: namespace old-team leaves gpufleet's management: Argo CD keeps" in text
     unchanged = build_report(
         compiled_example.fleet, compiled_example.plans, Previous({"prod-east": east}, "base")
     )
-    assert "leaves gpufleet's management" not in unchanged
+    assert "namespace old-team" not in unchanged
+    assert NOTHING_HURTS in unchanged
     assert "ml-research" in east.namespaces
 
 

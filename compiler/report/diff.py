@@ -20,9 +20,11 @@ class FileChange:
 
     path: str
     status: str
-    """`added`, `changed` or `removed`."""
+    """`added`, `changed`, `removed` or `renamed` (moved from `moved_from`, maybe changed)."""
     old: str
     new: str
+    moved_from: str = ""
+    """The path a `renamed` file had before."""
 
 
 def group_of(path: str) -> str:
@@ -72,7 +74,7 @@ def summary_line(group: str, changes: Sequence[FileChange], mig: Sequence[MigCha
     """`prod-east: 2 changed, 1 added; 3 nodes change MIG configuration (h100: 3)`."""
     counts = [
         f"{n} {status}"
-        for status in ("changed", "added", "removed")
+        for status in ("changed", "added", "removed", "renamed")
         if (n := sum(1 for c in changes if c.status == status))
     ]
     line = f"{group}: {', '.join(counts) or 'no change'}"
@@ -87,9 +89,17 @@ def summary_line(group: str, changes: Sequence[FileChange], mig: Sequence[MigCha
 def _unified(change: FileChange) -> list[str]:
     old = change.old.splitlines(keepends=True)
     new = change.new.splitlines(keepends=True)
-    before = "/dev/null" if change.status == "added" else f"a/{change.path}"
+    source = change.moved_from or change.path
+    before = "/dev/null" if change.status == "added" else f"a/{source}"
     after = "/dev/null" if change.status == "removed" else f"b/{change.path}"
     lines = list(difflib.unified_diff(old, new, before, after, n=3))
+    if change.status == "renamed":
+        # git's extended header: `git apply` moves the file, then applies the hunks (if any)
+        lines[:0] = [
+            f"diff --git a/{source} b/{change.path}\n",
+            f"rename from {source}\n",
+            f"rename to {change.path}\n",
+        ]
     return [
         line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines
     ]
@@ -116,7 +126,8 @@ def render_diff(
     for group in ordered:
         for change in groups[group]:
             label = object_label(change.path, change.new or change.old)
-            out.append(f"\n# {group}: {change.status} {label}\n")
+            moved = f" (from {change.moved_from})" if change.moved_from else ""
+            out.append(f"\n# {group}: {change.status} {label}{moved}\n")
             out.extend(_unified(change))
     return "".join(out)
 

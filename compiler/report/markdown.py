@@ -7,33 +7,30 @@ policies alone) and printed by `gpufleet report` (compared with a previous plan)
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from compiler.diagnostics import CODES, Diagnostic
 from compiler.model.policy import PolicyObject
 from compiler.report.compare import fleet_changes, percent
-from compiler.report.mig import MigChange, mig_changes, pool_configurations
+from compiler.report.diff import FileChange
+from compiler.report.hurt import Hurt, drains, what_can_hurt
+from compiler.report.mig import MigChange, configs_text, mig_changes, pool_configurations
+from compiler.report.sections import capacity_section, files_section, hurt_section
+from compiler.report.tables import table
 from compiler.resolve import ResolvedCluster, ResolvedFleet
 from compiler.solve import ClusterPlan
 
 
 @dataclass(frozen=True)
 class Previous:
-    """The plans to compare with, and where they were read from (shown in the report)."""
+    """The plans to compare with, where they were read from (shown in the report), what
+    changes in out/ from there and the objects Argo CD would delete (`objects_deleted`)."""
 
     plans: Mapping[str, ClusterPlan]
     label: str
-
-
-def table(
-    header: Sequence[str], rows: Sequence[Sequence[object]], right: Sequence[int] = ()
-) -> list[str]:
-    """A GitHub Markdown table; the columns numbered in `right` (numbers) align right."""
-    align = ["--:" if i in right else ":--" for i in range(len(header))]
-    lines = [f"| {' | '.join(header)} |", f"| {' | '.join(align)} |"]
-    lines.extend(f"| {' | '.join(str(cell) for cell in row)} |" for row in rows)
-    return lines
+    files: tuple[FileChange, ...] = ()
+    deleted: tuple[Hurt, ...] = ()
 
 
 def gpus_per_node(cluster: ResolvedCluster) -> dict[str, int]:
@@ -43,10 +40,6 @@ def gpus_per_node(cluster: ResolvedCluster) -> dict[str, int]:
 
 def _count(number: int, noun: str) -> str:
     return f"{number} {noun}{'' if number == 1 else 's'}"
-
-
-def _configs(configs: Mapping[str, int]) -> str:
-    return ", ".join(f"{count} {name}" for name, count in sorted(configs.items())) or "none"
 
 
 def _tier_rows(plan: ClusterPlan) -> list[list[object]]:
@@ -87,7 +80,7 @@ def _cluster_section(
     lines += [*table(header, _tier_rows(plan), (1, 2, 3, 4, 5, 6, 7, 8)), ""]
     per_node = gpus_per_node(cluster)
     pools = [
-        [pool, per_node.get(pool, "-"), sum(configs.values()), _configs(configs)]
+        [pool, per_node.get(pool, "-"), sum(configs.values()), configs_text(configs)]
         for pool, configs in pool_configurations(plan).items()
     ]
     lines += ["**MIG plan** (nodes per `nvidia.com/mig.config`)", ""]
@@ -99,7 +92,9 @@ def _cluster_section(
         lines += ["**Nodes to drain**: none; no GPU changes MIG configuration.", ""]
         return lines
     lines += ["**Nodes to drain** (their MIG configuration changes)", ""]
-    rows = [[c.pool, c.nodes, c.gpus, _configs(c.before), _configs(c.after)] for c in drains]
+    rows = [
+        [c.pool, c.nodes, c.gpus, configs_text(c.before), configs_text(c.after)] for c in drains
+    ]
     lines += table(["Pool", "Nodes", "GPUs", "Before", "After"], rows, (1, 2))
     lines.append("")
     return lines
@@ -155,41 +150,50 @@ def _warning(diagnostic: Diagnostic, origins: Mapping[str, str]) -> str:
     return f"- `{diagnostic.code}` {name}{where}: {diagnostic.message}"
 
 
-def _changes_section(
-    fleet: ResolvedFleet, plans: tuple[ClusterPlan, ...], previous: Previous
-) -> tuple[list[str], dict[str, list[MigChange]]]:
+def node_namer(cluster: ResolvedCluster) -> Callable[[str, int], str]:
+    """The name of node `index` of the pool named `pool` in a cluster."""
+    pools = {p.pool.name: p for p in cluster.pools}
+    return lambda pool, index: cluster.node_name(pools[pool], index)
+
+
+def mig_drains(
+    fleet: ResolvedFleet, plans: Sequence[ClusterPlan], previous: Mapping[str, ClusterPlan]
+) -> dict[str, list[MigChange]]:
+    """Per cluster, the pools whose nodes change MIG configuration against `previous`."""
     by_name = {c.name: c for c in fleet.clusters}
-    drains = {
-        p.cluster: mig_changes(previous.plans.get(p.cluster), p, gpus_per_node(by_name[p.cluster]))
+    return {
+        p.cluster: mig_changes(previous.get(p.cluster), p, gpus_per_node(by_name[p.cluster]))
         for p in plans
     }
+
+
+def hurts(
+    fleet: ResolvedFleet,
+    plans: Sequence[ClusterPlan],
+    previous: Mapping[str, ClusterPlan],
+    deleted: Sequence[Hurt],
+) -> list[Hurt]:
+    """What can hurt, most severe first (hurt.what_can_hurt with the nodes named)."""
+    by_name = {c.name: c for c in fleet.clusters}
+    drained = [
+        hurt
+        for cluster, changes in mig_drains(fleet, plans, previous).items()
+        for hurt in drains(cluster, changes, node_namer(by_name[cluster]))
+    ]
+    return what_can_hurt(previous, plans, [*drained, *deleted])
+
+
+def _changes_section(plans: tuple[ClusterPlan, ...], previous: Previous) -> list[str]:
     lines = ["## What changes", ""]
     if not previous.plans:
-        lines += [f"No previous plan in `{previous.label}` to compare with.", ""]
-        return lines, drains
+        return [*lines, f"No previous plan in `{previous.label}` to compare with.", ""]
     lines += [f"Compared with the plans in `{previous.label}`.", ""]
     sentences = []
-    for plan in plans:
-        before = previous.plans.get(plan.cluster)
-        for namespace in sorted(set(before.namespaces if before else ()) - set(plan.namespaces)):
-            sentences.append(
-                f"- **{plan.cluster}**: **namespace {namespace} leaves gpufleet's management**: "
-                "Argo CD keeps it and its workloads (the Namespace is synced with "
-                "`Prune=false`), but no quota, queue or guardrail of gpufleet holds there any "
-                "more; delete it by hand once its workloads are gone"
-            )
     for cluster, changes in fleet_changes(previous.plans, plans).items():
         sentences += [f"- **{cluster}**: {sentence}" for sentence in changes]
-        for change in drains.get(cluster, []):
-            node_s = "node" if change.nodes == 1 else "nodes"
-            sentences.append(
-                f"- **{cluster}**: pool {change.pool}: {change.nodes} {node_s} change MIG "
-                f"configuration ({_configs(change.before)} -> {_configs(change.after)}); "
-                f"drain {'it' if change.nodes == 1 else 'them'} first"
-            )
     lines += sentences or ["Nothing changes in capacity, guarantees or MIG configuration."]
     lines.append("")
-    return lines, drains
+    return lines
 
 
 def build_report(
@@ -205,6 +209,11 @@ def build_report(
         f"{_count(len(fleet.clusters), 'cluster')}, {_count(guarantees, 'guarantee')}: "
         "every guarantee fits.",
         "",
+    ]
+    if previous is not None:
+        found = hurts(fleet, plans, previous.plans, previous.deleted)
+        lines += hurt_section(found, previous.label, bool(previous.plans))
+    lines += [
         "Per tier: raw devices its selector reaches; tainted, those with a blocking device "
         "taint; usable, those some team holding the tier tolerates; headroom, usable devices "
         "nobody is guaranteed; borrowable, untainted devices no guarantee needs (what the Kueue "
@@ -214,8 +223,10 @@ def build_report(
     ]
     drains: dict[str, list[MigChange]] | None = None
     if previous is not None:
-        section, drains = _changes_section(fleet, plans, previous)
-        lines += section
+        drains = mig_drains(fleet, plans, previous.plans)
+        lines += _changes_section(plans, previous)
+        lines += capacity_section(previous.plans, plans)
+        lines += files_section(previous.files)
     by_name = {p.cluster: p for p in plans}
     for cluster in sorted(fleet.clusters, key=lambda c: c.name):
         plan = by_name[cluster.name]

@@ -27,6 +27,13 @@ class MigChange:
     """GPUs on the nodes that change (the MIG manager reconfigures a node at a time)."""
     nodes: int
     """Nodes whose configuration changes: each one is drained."""
+    indexes: tuple[int, ...] = ()
+    """The index in the pool of each node that changes, ascending (the report names them)."""
+
+
+def configs_text(configs: Mapping[str, int]) -> str:
+    """`4 all-2x3g.40gb, 12 all-disabled`: nodes per configuration, by name; `none` if empty."""
+    return ", ".join(f"{count} {name}" for name, count in sorted(configs.items())) or "none"
 
 
 def pool_configurations(plan: ClusterPlan) -> dict[str, dict[str, int]]:
@@ -50,14 +57,17 @@ def mig_changes(
     for pool in sorted(plan.node_configs):
         labels = plan.labels(pool)
         before = [previous_label(previous, pool, index) for index in range(len(labels))]
-        moved = sum(1 for old, new in zip(before, labels, strict=True) if old != new)
+        moved = tuple(
+            i for i, (old, new) in enumerate(zip(before, labels, strict=True)) if old != new
+        )
         if moved:
             changes.append(
                 MigChange(
                     pool,
                     dict(sorted(Counter(previous.labels(pool)).items())),
                     dict(sorted(Counter(labels).items())),
-                    moved * max(gpus_per_node.get(pool, 1), 1),
+                    len(moved) * max(gpus_per_node.get(pool, 1), 1),
+                    len(moved),
                     moved,
                 )
             )

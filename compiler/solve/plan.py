@@ -84,6 +84,9 @@ class ClusterPlan:
     of this compile, not of the plan: it is not written to the plan file, so that compiling again
     from the written plan gives the same bytes."""
     placements: dict[str, GangRuns] = field(default_factory=dict)
+    limits: dict[str, int] = field(default_factory=dict)
+    """The limit (quota) of every guarantee key, a zero guarantee's too, so that the next
+    report can say which quotas shrink."""
 
     def devices(self, pool: str, gpus_per_node: int) -> dict[str, int]:
         """Devices the pool's nodes offer in this plan: `gpu` or a MIG profile -> count."""
@@ -110,6 +113,7 @@ class ClusterPlan:
             "migConfigs": {label: list(c.gpus) for label, c in self.mig_configs.items()},
             "assignments": self.assignments,
             "namespaces": list(self.namespaces),
+            "limits": dict(sorted(self.limits.items())),
             "placements": {
                 pool: [[_gangs_json(gangs), n] for gangs, n in runs]
                 for pool, runs in self.placements.items()
@@ -174,6 +178,7 @@ class ClusterPlan:
                 str(pool): [(_gangs_from_json(gangs), int(n)) for gangs, n in runs]
                 for pool, runs in document.get("placements", {}).items()
             },
+            limits={str(k): int(v) for k, v in sorted(document.get("limits", {}).items())},
         )
 
 

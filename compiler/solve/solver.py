@@ -216,6 +216,7 @@ def extract_plan(
         tuple(sorted(ns for team in cluster.teams for ns in team.spec.namespaces)),
         changed,
         placements(built, solver, labels),
+        {g.key: g.limit for g in sorted(cluster.guarantees, key=lambda g: g.key)},
     )
 
 
