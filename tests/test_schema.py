@@ -29,6 +29,7 @@ def test_committed_schema_is_current(run_cli: Callable[..., tuple[int, str, str]
 
 def test_example_policies_validate_and_point_editors_at_the_schema() -> None:
     schema = policy_schema()
+    jsonschema.Draft202012Validator.check_schema(schema)
     for path in sorted(EXAMPLE.rglob("*.yaml")):
         text = path.read_text(encoding="utf-8")
         modeline = text.splitlines()[0]

@@ -65,6 +65,8 @@ Quantity = Annotated[
             "minimum": 0,
             "pattern": r"^[0-9.]+([KMGTPE]i|[numkMGTPE]|[eE][+-]?[0-9]+)?$",
             "description": "a Kubernetes quantity, e.g. 200Gi, 2Ti, 24, 500m",
+            # yaml-language-server and VS Code show this instead of the regular expression
+            "patternErrorMessage": "not a Kubernetes quantity: write e.g. 200Gi, 2Ti, 24 or 500m",
         }
     ),
 ]
