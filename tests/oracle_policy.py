@@ -12,8 +12,12 @@ It reads what the README and the models' docstrings say:
 - a team is in the clusters its grant lists (default all) and its file keeps; each granted
   tier is one guarantee in the team's only namespace, unless the file uses it (its namespace,
   gang and a smaller `guaranteed`; several uses split it, each saying its share);
-- a DeviceTaint covers its pool (default all), node (default all) and GPU (default all) and,
-  unless its effect is None, keeps devices from teams none of whose tolerations match it.
+- a pool's nodes are named by its `nodeNames` list (node i is the i-th name; their number is
+  `nodes`), or by its pattern with `{cluster}`, `{pool}` and `{index}` filled in; a name names
+  one node of the cluster;
+- a DeviceTaint covers its pool (default all), node (default all; an index within the pool,
+  or a node's name, which says the pool too) and GPU (default all) and, unless its effect is
+  None, keeps devices from teams none of whose tolerations match it.
 
 A fleet the compiler would refuse, or one using what this reading does not cover (a taint's
 `select`, a model it does not know, ...), raises NotJudged: the oracle never guesses.
@@ -55,6 +59,8 @@ class Pool:
     room: Host
     numa_node: int | None
     pcie_root: int | None
+    names: tuple[str, ...] = ()
+    """Node i's name is names[i]."""
 
     @property
     def profiles(self) -> tuple[str, ...]:
@@ -170,6 +176,9 @@ def read_cluster(policies: Policies, name: str) -> Inventory:
         raise NotJudged(f"no cluster {name!r}")
     spec = cluster.spec
     pools = tuple(_pool(cluster, p) for p in spec.node_pools)
+    names = [n for p in pools for n in p.names]
+    if len(set(names)) < len(names):
+        raise NotJudged(f"cluster {name}: a node name used twice")
     tiers = {t.name: _tier(t, pools, spec.driver) for t in policies.tiers}
     teams = [_Team(g, _file(policies.teams, g.name)) for g in policies.grants]
     present = [t for t in teams if t.in_cluster(name)]
@@ -202,7 +211,20 @@ def _pool(cluster: Cluster, pool: NodePool) -> Pool:
         allocatable(cluster.spec.kubelet, pool),
         numa or (board.numa_node if board else None),
         pcie or (board.pcie_root if board else None),
+        _node_names(cluster.name, pool),
     )
+
+
+def _node_names(cluster: str, pool: NodePool) -> tuple[str, ...]:
+    """The names of the pool's nodes in index order: its list, or its pattern filled in."""
+    if isinstance(pool.node_names, str):
+        pattern = pool.node_names.replace("{cluster}", cluster).replace("{pool}", pool.name)
+        names = tuple(pattern.replace("{index}", str(i)) for i in range(pool.nodes))
+    else:
+        names = tuple(pool.node_names)
+    if len(names) != pool.nodes or any("{" in n or "}" in n for n in names):
+        raise NotJudged(f"pool {pool.name}: nodeNames do not name its {pool.nodes} nodes")
+    return names
 
 
 def _tier(tier: GpuTier, pools: Sequence[Pool], driver: str) -> Tier:
@@ -393,14 +415,21 @@ def _taint(taint: DeviceTaint, pools: Sequence[Pool], teams: Sequence[_Team]) ->
     if spec.select is not None:
         raise NotJudged(f"taint {taint.name}: select is not read by the oracle")
     chosen = [p for p in pools if spec.pool in (None, p.name)]
+    node = spec.node
+    if isinstance(node, str):
+        named = [(p, p.names.index(node)) for p in chosen if node in p.names]
+        if not named:
+            raise NotJudged(f"taint {taint.name}: no node {node} in {spec.pool or 'the cluster'}")
+        (pool, node), *_ = named
+        chosen = [pool]
     if not chosen:
         raise NotJudged(f"taint {taint.name}: unknown pool {spec.pool}")
     for pool in chosen:
-        if (spec.node is not None and spec.node >= pool.nodes) or (
+        if (node is not None and node >= pool.nodes) or (
             spec.device is not None and spec.device >= pool.width
         ):
             raise NotJudged(f"taint {taint.name}: no such node or GPU in pool {pool.name}")
-    nodes = None if spec.node is None else frozenset({spec.node})
+    nodes = None if node is None else frozenset({node})
     return Taint(
         taint.name,
         spec.effect != "None",

@@ -7,6 +7,11 @@ kubelet reservations and host shares near the nodes' limits, tiers of whole GPUs
 profile with gang match attributes, teams whose grants hold guarantees (some in one cluster
 only, some split between namespaces by the team's file, in gangs), and device taints on
 nodes and single GPUs that some teams tolerate. It is written in the grant layout.
+
+Node names come from a second generator of the same seed, so the rest of a seed's fleet is
+what it was before pools listed names: about a third of the pools list their nodes' names
+(as GKE names them, `gke-<cluster>-<pool>-pool-<suffix>`, leaving `nodes` out), and about
+half the taints on one node name it rather than give its index.
 """
 
 from __future__ import annotations
@@ -115,6 +120,8 @@ class _Pool:
     width: int
     numa: int
     pcie: int
+    names: tuple[str, ...] = ()
+    """The names of the pool's nodes, in index order."""
 
     def group(self, attribute: str | None, profile: str) -> int:
         """About how many devices of `profile` ("": whole GPUs) share a value of `attribute`."""
@@ -138,19 +145,20 @@ class _Pool:
 def fleet(seed: int) -> dict[str, str]:
     """The policy files of fleet `seed`: {relative path: YAML}."""
     rng = random.Random(seed)
+    naming = random.Random(f"node names {seed}")
     clusters = ["c1", "c2"][: rng.choice([1, 1, 2])]
     driver = rng.choice(DRIVERS)
     files: dict[str, str] = {}
     pools: dict[str, list[_Pool]] = {}
     for cluster in clusters:
-        text, pools[cluster] = _cluster(rng, cluster, driver)
+        text, pools[cluster] = _cluster(rng, naming, cluster, driver)
         files[f"clusters/{cluster}.yaml"] = text
     tiers = _tiers(rng, [p for c in clusters for p in pools[c]], driver)
     for name, spec in tiers.items():
         files[f"tiers/{name}.yaml"] = (
             HEADER + f"kind: GpuTier\nmetadata: {{name: {name}}}\nspec: {spec.spec}\n"
         )
-    taints = _taints(rng, clusters, pools, files)
+    taints = _taints(rng, naming, clusters, pools, files)
     for index in range(rng.randint(1, 4)):
         grant, team = _team(rng, f"t{index}", clusters, pools, tiers, taints)
         files[f"grants/t{index}.yaml"] = grant
@@ -159,7 +167,15 @@ def fleet(seed: int) -> dict[str, str]:
     return files
 
 
-def _cluster(rng: random.Random, name: str, driver: str) -> tuple[str, list[_Pool]]:
+def _node_names(naming: random.Random, cluster: str, pool: str, nodes: int) -> tuple[str, ...]:
+    """GKE-like names with distinct random suffixes (None: the default pattern names them)."""
+    suffixes = naming.sample([f"{a}{b}" for a in "abkqx" for b in "2479mz"], nodes)
+    return tuple(f"gke-{cluster}-{pool}-pool-{suffix}" for suffix in suffixes)
+
+
+def _cluster(
+    rng: random.Random, naming: random.Random, name: str, driver: str
+) -> tuple[str, list[_Pool]]:
     pools, lines = [], []
     for index in range(rng.randint(1, 3)):
         model = rng.choice(MODEL_WEIGHTS)
@@ -180,8 +196,12 @@ def _cluster(rng: random.Random, name: str, driver: str) -> tuple[str, list[_Poo
             numa = rng.choice([n for n in (1, 2, 4, 8) if width % n == 0])
             pcie = rng.choice([n for n in (1, 2, 4) if numa % n == 0])
             fields.append(f"topology: {{numaNode: {numa}, pcieRoot: {pcie}}}")
+        names = tuple(f"{name}-p{index}-{i}" for i in range(nodes))
+        if naming.random() < 0.35:
+            names = _node_names(naming, name, f"p{index}", nodes)
+            fields[1] = f"nodeNames: [{', '.join(names)}]"
         lines.append("    - {" + ", ".join(fields) + "}\n")
-        pools.append(_Pool(f"p{index}", model, mig, width, numa, pcie))
+        pools.append(_Pool(f"p{index}", model, mig, width, numa, pcie, names))
     kubelet = ""
     if rng.random() < 0.6:
         parts = []
@@ -276,7 +296,11 @@ def _tiers(rng: random.Random, pools: list[_Pool], driver: str) -> dict[str, _Ti
 
 
 def _taints(
-    rng: random.Random, clusters: list[str], pools: dict[str, list[_Pool]], files: dict[str, str]
+    rng: random.Random,
+    naming: random.Random,
+    clusters: list[str],
+    pools: dict[str, list[_Pool]],
+    files: dict[str, str],
 ) -> list[str]:
     keys = []
     for cluster in clusters:
@@ -288,7 +312,10 @@ def _taints(
             if reach > 0.1:  # else every pool of the cluster
                 fields.append(f"pool: {pool.name}")
             if reach > 0.3:  # else every node of the pool
-                fields.append("node: 0")
+                by_name = naming.random() < 0.5
+                if by_name and naming.random() < 0.5:  # the name says the pool
+                    fields.remove(f"pool: {pool.name}")
+                fields.append(f"node: {pool.names[0]}" if by_name else "node: 0")
             if reach > 0.5:  # else every GPU of the node
                 fields.append(f"device: {rng.choice([0, 1])}")
             fields.append(f"key: {key}")

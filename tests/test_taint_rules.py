@@ -78,8 +78,8 @@ def test_pool_taint_is_one_rule_per_node(write_policies: PolicyWriter) -> None:
         write_policies, taint("maint", "{cluster: c1, pool: l40s, key: example.com/maint}")
     )
     found = rules(compiled)
-    assert sorted(found) == [f"devicetaintrule_maint-c1-l40s-{i}.yaml" for i in range(3)]
-    rule = found["devicetaintrule_maint-c1-l40s-1.yaml"]
+    assert sorted(found) == [f"devicetaintrule_maint.c1-l40s-{i}.yaml" for i in range(3)]
+    rule = found["devicetaintrule_maint.c1-l40s-1.yaml"]
     assert rule["apiVersion"] == "resource.k8s.io/v1beta2"
     assert rule["spec"] == {
         "deviceSelector": {"driver": "gpu.nvidia.com", "pool": "c1-l40s-1"},

@@ -106,8 +106,8 @@ CODES: dict[str, Code] = _codes(
     Code(
         "GF214", "unknown-pool", E, EXIT_POLICY, "a reference names a node pool the cluster lacks"
     ),
-    Code("GF215", "no-such-device", E, EXIT_POLICY, "a node or device index outside the pool"),
-    Code("GF216", "node-names", E, EXIT_POLICY, "a pool's nodeNames format cannot name its nodes"),
+    Code("GF215", "no-such-device", E, EXIT_POLICY, "a node or device the pool does not have"),
+    Code("GF216", "node-names", E, EXIT_POLICY, "a pool's nodeNames cannot name its nodes"),
     Code("GF217", "untolerated-taint", W, EXIT_OK, "a device taint that no team tolerates"),
     Code("GF218", "beyond-grant", E, EXIT_POLICY, "a team's own file asks more than its grant"),
     Code("GF219", "no-grant", E, EXIT_POLICY, "a team has no grant from the platform"),
@@ -202,6 +202,13 @@ CODES: dict[str, Code] = _codes(
         E,
         EXIT_POLICY,
         "a pool's GPU groups do not divide its GPUs or do not nest",
+    ),
+    Code(
+        "GF238",
+        "duplicate-node-name",
+        E,
+        EXIT_POLICY,
+        "two nodes of a cluster have the same name (listed twice, or given by two pools)",
     ),
     Code(
         "GF240",

@@ -136,7 +136,11 @@ def entitlements(
         gpu_nodes=[
             {"pool": n.pool, "prefix": n.prefix, "suffix": n.suffix}
             for n in tainted_node_names(cluster)
+            if n.listed is None
         ],
+        gpu_node_names=dict(
+            sorted((name, n.pool) for n in tainted_node_names(cluster) for name in n.listed or ())
+        ),
         dra_extended_resources=dra_extended_resources(cluster),
     )
 

@@ -57,6 +57,13 @@ def gpu_node_tolerations(data: Entitlements) -> PolicyRule | None:
     or name a GPU node (None when no pool of the cluster has a node taint)."""
     if not data.node_taints:
         return None
+    names_listed = bool(data.gpu_node_names)
+    on_gpu_node = (
+        "variables.gpu_nodes.exists(p, object.spec.nodeName.startsWith(p.prefix)\n"
+        "  && object.spec.nodeName.endsWith(p.suffix))"
+    )
+    if names_listed:
+        on_gpu_node = f"({on_gpu_node}\n  || object.spec.nodeName in variables.gpu_node_names)"
     return PolicyRule(
         name="gpufleet-gpu-nodes",
         clause="quotas",
@@ -68,6 +75,7 @@ def gpu_node_tolerations(data: Entitlements) -> PolicyRule | None:
             ("node_taints", cel_literal(data.node_taints)),
             ("node_tolerations", cel_literal(dict(data.node_tolerations))),
             ("gpu_nodes", cel_literal(data.gpu_nodes)),
+            *([("gpu_node_names", cel_literal(dict(data.gpu_node_names)))] if names_listed else []),
             ("templates", cel_literal(dict(data.templates))),
             (
                 "claimable",
@@ -110,8 +118,7 @@ def gpu_node_tolerations(data: Entitlements) -> PolicyRule | None:
             Validation(
                 'request.operation != "CREATE" || variables.claimed\n'
                 "|| !has(object.spec.nodeName)\n"
-                "|| !variables.gpu_nodes.exists(p, object.spec.nodeName.startsWith(p.prefix)\n"
-                "  && object.spec.nodeName.endsWith(p.suffix))",
+                f"|| !{on_gpu_node}",
                 'variables.subject + " names node " + object.spec.nodeName\n'
                 '+ " of a GPU pool in spec.nodeName but claims no device: team " + variables.team\n'
                 '+ " may run only pods that claim GPUs on GPU nodes; drop spec.nodeName"',

@@ -65,7 +65,10 @@ class Entitlements:
     node_tolerations: Mapping[str, list[str]] = field(default_factory=dict)
     """namespace -> the node taints (by name) its pods that claim devices may tolerate"""
     gpu_nodes: list[dict[str, str]] = field(default_factory=list)
-    """How the nodes of tainted pools are named (`pool`, `prefix`, `suffix` around the index)."""
+    """How the nodes of tainted pools a pattern names are named (`pool`, `prefix`, `suffix`
+    around the index)."""
+    gpu_node_names: Mapping[str, str] = field(default_factory=dict)
+    """node name -> pool, for the nodes of tainted pools that list their names."""
     dra_extended_resources: list[str] = field(default_factory=list)
     """The extended resources tiers serve through DRA (a pod asking for one claims devices)."""
 

@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from compiler.names import FILE_NAME_MAX, shortened
+
 MANAGED_BY = {"app.kubernetes.io/managed-by": "gpufleet"}
 SOURCE_ANNOTATION = "gpufleet.dev/source"
 SYNC_WAVE = "argocd.argoproj.io/sync-wave"
@@ -28,8 +30,11 @@ class Manifest:
 
     @cached_property
     def path(self) -> str:
-        """Where the manifest lives below out/: a pure function of the object."""
-        file = f"{self.kind.lower()}_{self.name}.yaml"
+        """Where the manifest lives below out/: a pure function of the object (a file name
+        past the file system's limit, as a 253-character object name makes, is shortened)."""
+        extension = ".yaml"
+        file = shortened(f"{self.kind.lower()}_{self.name}", FILE_NAME_MAX - len(extension))
+        file += extension
         if self.directory:
             return f"{self.directory}/{file}"
         return f"clusters/{self.cluster}/{self.namespace or '_cluster'}/{file}"

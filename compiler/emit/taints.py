@@ -6,20 +6,23 @@ node, so a taint on a whole cluster is one rule selecting the driver, and any na
 is one rule per covered node (`pool` = the node name). A taint on one GPU also names the MIG
 devices that GPU can carry when its pool may be partitioned: the driver names them
 `gpu-<index>-mig-<profile without dots>-<GI profile id>-<placement start>`.
+
+A rule is named `<taint>.<node>` or `<taint>.<node>.<device>`: taint and device names have no
+dot, so the first and last dots say where the node name (which may have dots) begins and ends,
+and two rules never share a name. A name past 253 characters is shortened with a digest.
 """
 
 from __future__ import annotations
 
-import hashlib
 import re
 
 from compiler.emit.manifest import Manifest, provenance
 from compiler.emit.waves import SKIP_DRY_RUN, WAVES
+from compiler.names import DNS_SUBDOMAIN_MAX, shortened
 from compiler.resolve import ResolvedCluster, ResolvedPool
 from compiler.resolve.fleet import ResolvedTaint
 from compiler.versions import Feature
 
-MAX_NAME = 253
 _NOT_DNS = re.compile(r"[^a-z0-9-]")
 
 
@@ -42,13 +45,11 @@ def device_names(pool: ResolvedPool, index: int) -> list[str]:
     return names
 
 
-def rule_name(*parts: str) -> str:
-    """A DNS-subdomain object name from its parts, shortened with a digest when too long."""
-    name = "-".join(parts)
-    if len(name) <= MAX_NAME:
-        return name
-    digest = hashlib.sha256(name.encode()).hexdigest()[:12]
-    return f"{name[: MAX_NAME - 13].rstrip('-.')}-{digest}"
+def rule_name(taint: str, node: str, device: str | None = None) -> str:
+    """The DeviceTaintRule name of a taint on one node (or one device of it): a DNS
+    subdomain, distinct for every (taint, node, device), shortened when too long."""
+    parts = (taint, node) if device is None else (taint, node, device)
+    return shortened(".".join(parts), DNS_SUBDOMAIN_MAX)
 
 
 Selector = tuple[str, str | None, str | None]

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import re
-from typing import Annotated, Literal, get_args
+from typing import Annotated, Any, Literal, get_args
 
-from pydantic import Field
+from pydantic import AfterValidator, ConfigDict, Discriminator, Field, Tag, model_validator
 
 from compiler.catalog.driver import CURRENT_DRIVER
 from compiler.model.base import (
@@ -17,7 +17,7 @@ from compiler.model.base import (
     Resources,
     Strict,
 )
-from compiler.model.types import Quantity
+from compiler.model.types import NodeName, Quantity
 
 KubernetesVersion = Literal["1.32", "1.33", "1.34", "1.35", "1.36", "1.37"]
 """The supported Kubernetes minors, oldest first (compiler.versions has a row for each)."""
@@ -67,6 +67,54 @@ _EXAMPLE_POOL = {
 
 GpusPerGroup = Annotated[int, Field(ge=1, le=16)]
 
+MAX_POOL_NODES = 100_000
+
+NodeNamePattern = Annotated[
+    str,
+    Field(
+        pattern=r"^[a-z0-9{}.-]+$",
+        max_length=1024,
+        examples=["{cluster}-{pool}-{index}"],
+    ),
+]
+"""A node name with placeholders: `{cluster}`, `{pool}` and `{index}` (0-based)."""
+
+
+def _some_names(names: tuple[str, ...]) -> tuple[str, ...]:
+    if not names:
+        raise ValueError("list at least one node name, or give a pattern and `nodes`")
+    return names
+
+
+NodeNameList = Annotated[
+    tuple[NodeName, ...],
+    Field(
+        max_length=MAX_POOL_NODES,
+        json_schema_extra={"minItems": 1},
+        examples=[["gke-prod-a100-pool-1-abcd", "gke-prod-a100-pool-1-x7kq"]],
+    ),
+    AfterValidator(_some_names),
+]
+"""The pool's nodes by name, as the cluster reports them; node `i` is the i-th name."""
+
+
+def _pattern_or_list(value: Any) -> str:
+    return "list" if isinstance(value, list | tuple) else "pattern"
+
+
+def _nodes_unless_listed(schema: dict[str, Any]) -> None:
+    """In the JSON schema, `nodes` is required only where `nodeNames` is not a list."""
+    schema["required"] = [field for field in schema.get("required", []) if field != "nodes"]
+    schema["if"] = {"required": ["nodeNames"], "properties": {"nodeNames": {"type": "array"}}}
+    schema["else"] = {"required": ["nodes"]}
+
+
+NodeNames = Annotated[
+    Annotated[NodeNamePattern, Tag("pattern")] | Annotated[NodeNameList, Tag("list")],
+    Discriminator(_pattern_or_list),
+]
+"""`nodeNames`: a pattern, or the list of the pool's node names (its nodes are those)."""
+
 
 class Topology(Strict):
     """GPUs per NUMA node and per PCIe root on a node (groups of consecutive GPU indices): what
@@ -86,10 +134,13 @@ class NodePool(Strict):
     Compiles to the kubelet drop-in and MIG configuration of its nodes (`node-config/`).
     """
 
+    model_config = ConfigDict(json_schema_extra=_nodes_unless_listed)
+
     name: Annotated[Name, Field(examples=["h100", "l40s"])]
     """The pool's name, unique in the cluster; DeviceTaints and node-config files name it."""
-    nodes: Annotated[int, Field(ge=1, le=100_000, examples=[16])]
-    """How many identical nodes the pool has (1 to 100,000): the capacity the solver counts."""
+    nodes: Annotated[int, Field(ge=1, le=MAX_POOL_NODES, examples=[16])]
+    """How many identical nodes the pool has (1 to 100,000): the capacity the solver counts.
+    With a list of `nodeNames` it is their number, and may be left out."""
     gpu: Annotated[str, Field(min_length=1, max_length=100, examples=["H100-80GB", "L40S"])]
     """The GPU model of every node: a catalog id (`H100-80GB`, `H100-NVL`, `A100-40GB`,
     `A100-80GB`, `H200`, `B200`, `A30`, `L4`, `L40S`); it decides the device attributes tiers
@@ -108,16 +159,12 @@ class NodePool(Strict):
     """`disabled`: whole GPUs only; `allowed`: the solver may give a node's GPUs one MIG
     layout, the same on every GPU of the node; `mixed`: each GPU of a node may have its own.
     The layouts go to the pool's mig-parted config in `node-config/`."""
-    node_names: Annotated[
-        str,
-        Field(
-            pattern=r"^[a-z0-9{}.-]+$",
-            max_length=200,
-            examples=["{cluster}-{pool}-{index}", "gke-{cluster}-{pool}-{index}"],
-        ),
-    ] = "{cluster}-{pool}-{index}"
-    """The pattern of the nodes' names, with `{cluster}`, `{pool}` and `{index}` (0-based):
-    node names are DRA pool names, so DeviceTaintRules and node-config labels use them."""
+    node_names: NodeNames = "{cluster}-{pool}-{index}"
+    """How the pool's nodes are named: a pattern of `{cluster}`, `{pool}` and `{index}`
+    (0-based), or the list of their names as the cluster reports them (e.g. a GKE node pool's
+    `gke-prod-a100-pool-1-x7kq`; node `i` is the i-th). Node names are DRA pool names, so
+    DeviceTaintRules and node-config labels use them: DNS-1123 subdomains of up to 253
+    characters, each used once in the cluster."""
     node_taint: Annotated[
         NodeTaint | None,
         Field(examples=[{"key": "gpufleet.dev/gpu", "value": "present", "effect": "NoSchedule"}]),
@@ -129,10 +176,28 @@ class NodePool(Strict):
     """How the nodes' GPUs group by NUMA node and PCIe root, where the catalog's board for the
     GPU model and gpusPerNode does not say it (or says it wrongly for these nodes)."""
 
+    @model_validator(mode="before")
+    @classmethod
+    def _count_listed_nodes(cls, data: Any) -> Any:
+        """`nodes` defaults to the number of listed `nodeNames` (resolve reports a count
+        that disagrees with the list, where `nodes` is written)."""
+        if isinstance(data, dict) and "nodes" not in data:
+            listed = data.get("nodeNames")
+            if isinstance(listed, list | tuple) and listed:
+                return {**data, "nodes": len(listed)}
+        return data
+
+    @property
+    def listed_names(self) -> tuple[str, ...] | None:
+        """The node names the pool lists, or None when a pattern names its nodes."""
+        return self.node_names if isinstance(self.node_names, tuple) else None
+
     def node_name(self, cluster: str, index: int) -> str:
-        """The name of node `index`: `nodeNames` with its placeholders filled in. Braces that
-        are not a placeholder stay as they are (never str.format on user text), so a broken
-        format yields an invalid name that resolve reports, not a crash."""
+        """The name of node `index`: the listed name, or `nodeNames` with its placeholders
+        filled in. Braces that are not a placeholder stay as they are (never str.format on
+        user text), so a broken format yields an invalid name that resolve reports."""
+        if isinstance(self.node_names, tuple):
+            return self.node_names[index]
         values = {"cluster": cluster, "pool": self.name, "index": str(index)}
         return _PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), self.node_names)
 

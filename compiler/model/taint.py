@@ -2,25 +2,41 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Discriminator, Field, Tag, model_validator
 
 from compiler.model.base import LabelValue, Name, PolicyObject, QualifiedName, Strict
 from compiler.model.tier import Selector
+from compiler.model.types import NodeName
+
+
+def _index_or_name(value: Any) -> str:
+    return "name" if isinstance(value, str) else "index"
+
+
+NodeIndex = Annotated[int, Field(ge=0, le=100_000, examples=[3])]
+"""A node by its index within its pool (0-based, in `nodeNames` order)."""
+
+TaintedNode = Annotated[
+    Annotated[NodeIndex, Tag("index")] | Annotated[NodeName, Tag("name")],
+    Discriminator(_index_or_name),
+]
+"""`node`: an index within `pool`, or a node's name (its pool is then found by the name)."""
 
 
 class DeviceTaintSpec(Strict):
-    """Which devices (cluster, optionally pool, node index, device index or a selector) and
-    the taint to put on them."""
+    """Which devices (cluster, optionally pool, node by index or name, device index or a
+    selector) and the taint to put on them."""
 
     cluster: Annotated[Name, Field(examples=["prod-east"])]
     """The cluster whose devices are tainted."""
     pool: Annotated[Name | None, Field(examples=["h100"])] = None
     """Only the devices of this node pool. Default: every pool of the cluster."""
-    node: Annotated[Annotated[int, Field(ge=0, le=100_000)] | None, Field(examples=[15])] = None
-    """Only the devices of this node of `pool`, by its 0-based index (the `{index}` of the
-    pool's `nodeNames`). Default: every node of the pool."""
+    node: Annotated[TaintedNode | None, Field(examples=[15, "gke-prod-a100-pool-1-x7kq"])] = None
+    """Only the devices of this node: its 0-based index in `pool` (the `{index}` of the pool's
+    `nodeNames`, or its place in their list), or its name (its pool is then found by the name
+    and `pool` may be left out). Default: every node of the pool."""
     device: Annotated[Annotated[int, Field(ge=0, le=63)] | None, Field(examples=[5])] = None
     """Only this GPU of each node, by its 0-based index on the node. Default: every GPU."""
     select: Annotated[Selector | None, Field(examples=[{"models": ["A100-40GB"]}])] = None
@@ -38,8 +54,8 @@ class DeviceTaintSpec(Strict):
 
     @model_validator(mode="after")
     def _node_needs_pool(self) -> DeviceTaintSpec:
-        if self.node is not None and self.pool is None:
-            raise ValueError("`node` is an index within a pool: give `pool` too")
+        if isinstance(self.node, int) and self.pool is None:
+            raise ValueError("`node` is an index within a pool: give `pool` too, or the name")
         return self
 
 

@@ -8,6 +8,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, BeforeValidator, Field, PlainSerializer, WithJsonSchema
 
+from compiler.names import DNS_SUBDOMAIN_MAX, DNS_SUBDOMAIN_PATTERN, is_dns_subdomain
 from compiler.quantity import QuantityError, parse_quantity
 
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
@@ -51,6 +52,29 @@ def _non_negative(value: Fraction) -> Fraction:
 
 Name = Annotated[str, Field(min_length=1, max_length=253), AfterValidator(_dns_label)]
 """A DNS-1123 label, normalised (ML_Research -> ml-research)."""
+
+
+def _node_name(value: str) -> str:
+    if not is_dns_subdomain(value):
+        raise ValueError(
+            f"{value!r} is not a node name: a DNS-1123 subdomain (lower-case letters, digits, "
+            "'-' and '.', each dot-separated part starting and ending with a letter or digit)"
+        )
+    return value
+
+
+NodeName = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=DNS_SUBDOMAIN_MAX,
+        json_schema_extra={"pattern": DNS_SUBDOMAIN_PATTERN},
+        examples=["gke-prod-a100-pool-1-x7kq"],
+    ),
+    AfterValidator(_node_name),
+]
+"""A Kubernetes node's name as the cluster reports it (a DNS-1123 subdomain of up to 253
+characters), never normalised: it names a node that exists."""
 
 Quantity = Annotated[
     Fraction,

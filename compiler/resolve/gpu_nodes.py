@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from compiler.diagnostics import Diagnostic
 from compiler.model.cluster import NodeTaint
 from compiler.resolve.fleet import ResolvedCluster, ResolvedPool
+from compiler.resolve.node_names import pool_node_names
 
 KUEUE_FLAVOR_TAINTS = 8
 """Kueue's ResourceFlavor takes at most 8 nodeTaints and 8 tolerations."""
@@ -23,11 +24,13 @@ KUEUE_FLAVOR_TAINTS = 8
 
 @dataclass(frozen=True)
 class NodeNames:
-    """The node names of one pool as a prefix and a suffix around the node index."""
+    """The node names of one pool: the names it lists, or a prefix and a suffix around the
+    node index of its pattern."""
 
     pool: str
     prefix: str
     suffix: str
+    listed: tuple[str, ...] | None = None
 
 
 def pool_taint(pool: ResolvedPool) -> NodeTaint | None:
@@ -76,19 +79,14 @@ def dra_extended_resources(cluster: ResolvedCluster) -> list[str]:
 
 
 def tainted_node_names(cluster: ResolvedCluster) -> list[NodeNames]:
-    """How the nodes of each tainted pool are named: the text before the first `{index}` of
-    its `nodeNames` and after the last (a pod naming such a node in `spec.nodeName` skips the
-    scheduler, and so every NoSchedule taint)."""
-    found = []
-    for pool in cluster.pools:
-        if pool_taint(pool) is None:
-            continue
-        names = pool.pool.node_names.replace("{cluster}", cluster.name)
-        names = names.replace("{pool}", pool.pool.name)
-        prefix, marker, rest = names.partition("{index}")
-        suffix = rest.rpartition("{index}")[2] if marker else ""
-        found.append(NodeNames(pool.pool.name, prefix, suffix))
-    return found
+    """How the nodes of each tainted pool are named: the names it lists, or the text before
+    the first `{index}` of its `nodeNames` and after the last (a pod naming such a node in
+    `spec.nodeName` skips the scheduler, and so every NoSchedule taint)."""
+    tainted = [pool.pool for pool in cluster.pools if pool_taint(pool) is not None]
+    return [
+        NodeNames(n.pool.name, n.prefix, n.suffix, n.pool.listed_names)
+        for n in sorted(pool_node_names(cluster.cluster, tainted), key=lambda n: n.pool.name)
+    ]
 
 
 def check_node_taints(cluster: ResolvedCluster, problems: list[Diagnostic]) -> None:

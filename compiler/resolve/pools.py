@@ -7,25 +7,43 @@ import re
 from compiler.catalog import Catalog, GpuModel
 from compiler.diagnostics import Diagnostic
 from compiler.model.policy import Cluster, NodePool
+from compiler.names import DNS_SUBDOMAIN_MAX, is_dns_subdomain
 from compiler.resolve.fleet import GroupSize, PoolTopology, ResolvedPool
 from compiler.resolve.inventory import pool_device_kinds
+from compiler.resolve.node_names import check_unique_node_names, pool_node_names
 
-_NODE_NAME = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
 _PLACEHOLDER = re.compile(r"\{([^}]*)\}")
 NODE_NAME_FIELDS = ("cluster", "pool", "index")
 
 
-def node_name_problem(cluster: str, pool: NodePool) -> str | None:
-    """Why a pool's `nodeNames` format cannot name its nodes, or None when it can."""
+def node_name_problem(cluster: str, pool: NodePool) -> tuple[str, str] | None:
+    """Why a pool's `nodeNames` cannot name its nodes, and the field to point at (`nodeNames`
+    or `nodes`), or None when it can."""
+    listed = pool.listed_names
+    if listed is not None:
+        if len(listed) != pool.nodes:
+            return (
+                f"`nodes` is {pool.nodes} but `nodeNames` lists {len(listed)} nodes",
+                "nodes",
+            )
+        return None
+    assert isinstance(pool.node_names, str)
     unknown = sorted(set(_PLACEHOLDER.findall(pool.node_names)) - set(NODE_NAME_FIELDS))
     if unknown:
-        return f"unknown placeholder {{{unknown[0]}}}: use {{cluster}}, {{pool}} and {{index}}"
+        return (
+            f"unknown placeholder {{{unknown[0]}}}: use {{cluster}}, {{pool}} and {{index}}",
+            "nodeNames",
+        )
     if pool.nodes > 1 and "{index}" not in pool.node_names:
-        return "the format needs {index} so that every node gets its own name"
+        return "the format needs {index} so that every node gets its own name", "nodeNames"
     for index in {0, pool.nodes - 1}:
         name = pool.node_name(cluster, index)
-        if len(name) > 253 or not _NODE_NAME.match(name):
-            return f"{name!r} is not a valid node name (DNS-1123 subdomain)"
+        if not is_dns_subdomain(name):
+            return (
+                f"{name!r} is not a valid node name (a DNS-1123 subdomain of at most "
+                f"{DNS_SUBDOMAIN_MAX} characters)",
+                "nodeNames",
+            )
     return None
 
 
@@ -77,6 +95,7 @@ def resolve_pools(
 ) -> tuple[ResolvedPool, ...]:
     """The cluster's pools with their models; unknown models and misuse of MIG are reported."""
     resolved: list[ResolvedPool] = []
+    named: list[NodePool] = []
     seen: dict[str, int] = {}
     for index, pool in enumerate(cluster.spec.node_pools):
         path = ("spec", "nodePools", index)
@@ -101,11 +120,17 @@ def resolve_pools(
             problems.append(
                 Diagnostic(
                     "GF216",
-                    f"node pool {pool.name!r}: {naming}",
-                    cluster.source.span((*path, "nodeNames")),
+                    f"node pool {pool.name!r}: {naming[0]}",
+                    cluster.source.span((*path, naming[1])),
+                    (
+                        ("leave `nodes` out: it is the number of names listed",)
+                        if naming[1] == "nodes"
+                        else ()
+                    ),
                 )
             )
             continue
+        named.append(pool)
         model = catalog.lookup(pool.gpu)
         if model is None:
             problems.append(
@@ -145,4 +170,5 @@ def resolve_pools(
                 )
             )
         resolved.append(ResolvedPool(pool, model, tuple(kinds), topology))
+    check_unique_node_names(cluster, pool_node_names(cluster, named), problems)
     return tuple(sorted(resolved, key=lambda p: p.pool.name))

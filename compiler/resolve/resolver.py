@@ -63,7 +63,7 @@ def resolve(policies: Policies, catalog: Catalog) -> ResolvedFleet:
         present = teams_of.get(cluster.name, ())
         guarantees = [g for t in present for g in team_guarantees(t, cluster.name, tiers, problems)]
         taints = resolve_taints(
-            cluster.name, policies.taints, pools, present, catalog, cluster.spec.driver, problems
+            cluster, policies.taints, pools, present, catalog, cluster.spec.driver, problems
         )
         clusters.append(
             ResolvedCluster(

@@ -6,15 +6,16 @@ from compiler.catalog import Catalog
 from compiler.cel import CelCompileError, CelEvaluationError
 from compiler.cel.device_types import compile_selector
 from compiler.diagnostics import Diagnostic
-from compiler.model.policy import DeviceTaint
+from compiler.model.policy import Cluster, DeviceTaint
 from compiler.model.tier import GpuTier, GpuTierSpec
 from compiler.resolve.fleet import ResolvedPool, ResolvedTaint, TaintTarget, tolerates
 from compiler.resolve.grants import GrantedTeam
+from compiler.resolve.node_names import PoolNodeNames, close_names, find_node, pool_node_names
 from compiler.resolve.selectors import UnknownModel, device_schema, selector_expression
 
 
 def resolve_taints(
-    cluster: str,
+    cluster: Cluster,
     taints: tuple[DeviceTaint, ...],
     pools: tuple[ResolvedPool, ...],
     teams: tuple[GrantedTeam, ...],
@@ -24,10 +25,17 @@ def resolve_taints(
 ) -> tuple[ResolvedTaint, ...]:
     """The cluster's taints with their targets; bad references are reported."""
     by_name = {p.pool.name: p for p in pools}
+    naming = pool_node_names(cluster, [p.pool for p in pools])
     resolved = []
     for taint in taints:
-        if taint.spec.cluster != cluster:
+        if taint.spec.cluster != cluster.name:
             continue
+        named = _named_node(taint, naming)
+        if isinstance(named, Diagnostic):
+            problems.append(named)
+            continue
+        if named is not None:
+            taint = _by_index(taint, *named)
         targets = _targets(taint, by_name, catalog, driver, problems)
         if targets is None:
             continue
@@ -38,6 +46,43 @@ def resolve_taints(
     return tuple(sorted(resolved, key=lambda r: r.name))
 
 
+def _named_node(
+    taint: DeviceTaint, naming: list[PoolNodeNames]
+) -> tuple[str, int] | Diagnostic | None:
+    """(pool, index) of the node a taint names by name; None when it names none by name;
+    the diagnostic when no pool of the cluster (or not its `pool`) has the name."""
+    spec = taint.spec
+    if not isinstance(spec.node, str):
+        return None
+    within = [n for n in naming if spec.pool in (None, n.pool.name)]
+    found = find_node(within, spec.node)
+    if found is not None:
+        return found[0].pool.name, found[1]
+    if spec.pool is not None and not within:
+        return None  # the unknown pool is reported with the other references
+    elsewhere = find_node(naming, spec.node)
+    hints = (
+        (f"node {spec.node!r} is in pool {elsewhere[0].pool.name!r}",)
+        if elsewhere is not None
+        else tuple(f"did you mean {name!r}?" for name in close_names(within, spec.node)[:1])
+    )
+    where = f"pool {spec.pool!r}" if spec.pool is not None else f"cluster {spec.cluster!r}"
+    return Diagnostic(
+        "GF215",
+        f"taint {taint.name!r} names node {spec.node!r}, which {where} does not have",
+        taint.source.span(("spec", "node")),
+        hints,
+    )
+
+
+def _by_index(taint: DeviceTaint, pool: str, index: int) -> DeviceTaint:
+    """The taint with its node given by pool and index (as found from its name)."""
+    spec = taint.spec.model_copy(update={"pool": pool, "node": index})
+    copy = taint.model_copy(update={"spec": spec})
+    copy._source = taint.source
+    return copy
+
+
 def _targets(
     taint: DeviceTaint,
     pools: dict[str, ResolvedPool],
@@ -46,6 +91,8 @@ def _targets(
     problems: list[Diagnostic],
 ) -> tuple[TaintTarget, ...] | None:
     spec, source = taint.spec, taint.source
+    assert not isinstance(spec.node, str), "a node named by name is found first (_by_index)"
+    node = spec.node
     if spec.pool is not None:
         pool = pools.get(spec.pool)
         if pool is None:
@@ -59,7 +106,7 @@ def _targets(
                 )
             )
             return None
-        if spec.node is not None and spec.node >= pool.pool.nodes:
+        if node is not None and node >= pool.pool.nodes:
             problems.append(
                 Diagnostic(
                     "GF215",
@@ -91,7 +138,7 @@ def _targets(
         if selected is None:
             return None
         candidates = selected
-    nodes = (spec.node,) if spec.node is not None else None
+    nodes = (node,) if node is not None else None
     return tuple(TaintTarget(p, nodes, spec.device) for p in candidates)
 
 
