@@ -159,7 +159,15 @@ class NodePool(Strict):
     """`disabled`: whole GPUs only; `allowed`: the solver may give a node's GPUs one MIG
     layout, the same on every GPU of the node; `mixed`: each GPU of a node may have its own.
     The layouts go to the pool's mig-parted config in `node-config/`."""
-    node_names: NodeNames = "{cluster}-{pool}-{index}"
+    node_names: Annotated[
+        NodeNames,
+        Field(
+            examples=[
+                "{cluster}-{pool}-{index}",
+                ["gke-prod-a100-pool-1-abcd", "gke-prod-a100-pool-1-x7kq"],
+            ]
+        ),
+    ] = "{cluster}-{pool}-{index}"
     """How the pool's nodes are named: a pattern of `{cluster}`, `{pool}` and `{index}`
     (0-based), or the list of their names as the cluster reports them (e.g. a GKE node pool's
     `gke-prod-a100-pool-1-x7kq`; node `i` is the i-th). Node names are DRA pool names, so
