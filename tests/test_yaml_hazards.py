@@ -352,7 +352,9 @@ def test_merge_keys_compile_to_the_same_output(
         + "    - {<<: *eight, name: a100, nodes: 8, gpu: A100-80GB, hostMemory: 1Ti, cpu: 128,\n"
         + "       mig: allowed}\n"
         + "    - {<<: *eight, name: l40s, nodes: 6, gpu: L40S, gpusPerNode: 4,\n"
-        + "       hostMemory: 512Gi, cpu: 64, topology: {numaNode: 2, pcieRoot: 2}}\n"
+        + "       hostMemory: 512Gi, cpu: 64, topology: {numaNode: 2, pcieRoot: 2},\n"
+        + "       nodeNames: [sjc2-r14-l40s-01, sjc2-r14-l40s-02, sjc2-r14-l40s-03,\n"
+        + "                   sjc2-r15-l40s-01, sjc2-r15-l40s-02, sjc2-r15-l40s-04]}\n"
     )
     assert compile_policies(policy_copy, previous=committed_plans()).tree == compiled_example.tree
 
