@@ -27,7 +27,7 @@ def hurt_section(hurts: Sequence[Hurt], label: str, compared: bool) -> list[str]
     elif compared:
         lines += [NOTHING_HURTS]
     else:
-        lines += [f"Nothing can hurt: there is no previous plan in `{label}`; everything is new."]
+        lines += [f"Nothing can hurt that a plan would show: no previous plan in `{label}`."]
     return [*lines, ""]
 
 
