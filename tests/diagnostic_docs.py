@@ -21,7 +21,9 @@ from pathlib import Path
 from compiler.cli import main
 
 DOCS = Path(__file__).resolve().parent.parent / "docs" / "diagnostics"
-_FENCE = re.compile(r"^```([^\n]*)\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
+_FENCE = re.compile(r"^(`{3,})([^`\n]*)\n(.*?)^\1[ \t]*$", re.MULTILINE | re.DOTALL)
+"""A fenced block closed by a fence as long as its opening one (CommonMark): a console block
+whose output holds a fenced block itself (the report's Mermaid charts) opens with more."""
 _SECTION = re.compile(r"^## (FAIL|PASS)\b.*$", re.MULTILINE)
 
 
@@ -76,7 +78,7 @@ class Page:
 
 def blocks(text: str) -> list[Block]:
     """Every fenced block of a Markdown text, in order."""
-    return [Block(m.group(1), m.group(2), m.start(), m.end()) for m in _FENCE.finditer(text)]
+    return [Block(m.group(2), m.group(3), m.start(), m.end()) for m in _FENCE.finditer(text)]
 
 
 def read_page(path: Path) -> Page:
@@ -171,7 +173,8 @@ def updated_page(page: Page, sessions: list[tuple[Block, list[Run]]]) -> str:
             )
             for r in runs
         )
-        text = text[: block.start] + f"```console\n{body}```" + text[block.end :]
+        fence = "`" * max(3, 1 + max((len(run) for run in re.findall("`+", body)), default=0))
+        text = text[: block.start] + f"{fence}console\n{body}{fence}" + text[block.end :]
     return text
 
 
