@@ -99,10 +99,11 @@ def test_maximal_classic_layouts_match_the_placement_diagrams(name: str) -> None
     classic = dataclasses.replace(
         model,
         mig=dataclasses.replace(
-            model.mig, profiles=tuple(p for p in model.mig.profiles if p.slot in CLASSIC_SLOTS)
+            model.mig,
+            profiles=tuple(p for p in model.mig.profiles if p.gi_profile_id in CLASSIC_GI_IDS),
         ),
     )
-    slot_of = {p.name: p.slot for p in model.mig.profiles}
+    slot_of = {p.name: f"{p.compute_slices}g" for p in model.mig.profiles}
     found = {
         tuple(sorted((slot_of[p] for p, n in layout.counts for _ in range(n)), reverse=True))
         for layout in enumerate_layouts(classic)
@@ -111,7 +112,9 @@ def test_maximal_classic_layouts_match_the_placement_diagrams(name: str) -> None
     assert found == {tuple(sorted(m, reverse=True)) for m in CLASSIC_MAXIMAL}
 
 
-CLASSIC_SLOTS = {"1g", "2g", "3g", "4g", "7g"}
+CLASSIC_GI_IDS = {19, 14, 9, 5, 0}
+"""The GPU-instance profile ids of 1g, 2g, 3g, 4g and 7g on 7-slice GPUs (the reference's
+table; 15 is 1g with twice the memory, 20 is 1g+me)."""
 
 
 def test_media_extension_profiles_appear_at_most_once() -> None:

@@ -45,6 +45,17 @@ def test_example_policies_validate_and_point_editors_at_the_schema() -> None:
         {"kind": "Team", "spec": {"namespaces": ["x"], "quota": []}},
         {"kind": "Cluster", "spec": {"kubernetesVersion": 1.36, "nodePools": []}},
         {"kind": "Gadget", "spec": {}},
+        {
+            "kind": "GpuModel",
+            "spec": {
+                "productName": "NVIDIA X",
+                "architecture": "Hopper",
+                "cudaComputeCapability": "9.0",
+                "memoryMiB": 1024,
+                "pciDeviceId": "0x2330",
+                "mig": {"memorySlices": 4, "computeSlices": 4, "profiles": [{"name": "1g"}]},
+            },
+        },
     ],
 )
 def test_schema_rejects_what_the_compiler_rejects(document: dict[str, object]) -> None:

@@ -1,15 +1,9 @@
-"""Read the GPU catalog data file (gpus.yaml) into typed, immutable records."""
+"""The GPU catalog's typed, immutable records: models, their MIG geometry and boards."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache
-from pathlib import Path
-from typing import Any
-
-import yaml
-
-CATALOG_FILE = Path(__file__).with_name("gpus.yaml")
 
 
 @dataclass(frozen=True)
@@ -17,7 +11,6 @@ class MigProfile:
     """A GPU-instance profile of one model, e.g. 3g.40gb on H100-80GB."""
 
     name: str
-    slot: str
     gi_profile_id: int
     compute_slices: int
     memory_slices: int
@@ -101,6 +94,10 @@ class Catalog:
         """Model ids and family names, for diagnostics that list what is known."""
         return sorted({m.id for m in self.models} | {m.family for m in self.models})
 
+    def extended(self, models: tuple[GpuModel, ...]) -> Catalog:
+        """This catalog with `models` added (checked by compiler.catalog.entries first)."""
+        return Catalog(self.models + models)
+
     @cache  # noqa: B019 - the catalog is immutable and lives for the process
     def _index(self) -> dict[str, GpuModel]:
         index: dict[str, GpuModel] = {}
@@ -108,60 +105,3 @@ class Catalog:
             for key in (model.id, model.product_name, *model.aliases):
                 index[key.lower()] = model
         return index
-
-
-def _geometry(raw: dict[str, Any], spec: dict[str, Any]) -> MigGeometry:
-    geometry = raw["migGeometries"][spec["geometry"]]
-    profiles = []
-    for slot, (name, memory_mib) in spec["profiles"].items():
-        shape = geometry["slots"][slot]
-        profiles.append(
-            MigProfile(
-                name=name,
-                slot=slot,
-                gi_profile_id=shape["giProfileId"],
-                compute_slices=shape["computeSlices"],
-                memory_slices=shape["memorySlices"],
-                starts=tuple(shape["starts"]),
-                media=bool(shape.get("media", False)),
-                memory_mib=memory_mib,
-            )
-        )
-    return MigGeometry(geometry["memorySlices"], geometry["computeSlices"], tuple(profiles))
-
-
-def _boards(raw: dict[str, Any]) -> dict[str, Board]:
-    return {
-        name: Board(
-            id=name,
-            gpus=entry["gpus"],
-            numa_node=entry.get("numaNode"),
-            pcie_root=entry.get("pcieRoot"),
-            source=" ".join(entry["source"].split()),
-            unverified=tuple(entry.get("unverified", ())),
-        )
-        for name, entry in raw.get("boards", {}).items()
-    }
-
-
-@cache
-def load_catalog(path: Path = CATALOG_FILE) -> Catalog:
-    """Read the catalog data file once per process."""
-    raw = yaml.load(path.read_text(encoding="utf-8"), Loader=yaml.CSafeLoader)
-    boards = _boards(raw)
-    models = tuple(
-        GpuModel(
-            id=entry["id"],
-            aliases=tuple(entry.get("aliases", ())),
-            family=entry["family"],
-            product_name=entry["productName"],
-            architecture=entry["architecture"],
-            cuda_compute_capability=entry["cudaComputeCapability"],
-            memory_mib=entry["memoryMiB"],
-            pci_device_id=entry["pciDeviceId"],
-            mig=_geometry(raw, entry["mig"]) if "mig" in entry else None,
-            boards=tuple(boards[name] for name in entry.get("boards", ())),
-        )
-        for entry in raw["models"]
-    )
-    return Catalog(models)

@@ -239,6 +239,20 @@ CODES: dict[str, Code] = _codes(
         "two shared claims of a namespace have the same name",
     ),
     Code(
+        "GF250",
+        "invalid-gpu-model",
+        E,
+        EXIT_POLICY,
+        "a fleet's GPU model breaks a rule of the catalog (MIG placements, profiles, boards)",
+    ),
+    Code(
+        "GF251",
+        "gpu-model-name-taken",
+        E,
+        EXIT_POLICY,
+        "a fleet's GPU model uses a name another model of the catalog already has",
+    ),
+    Code(
         "GF260",
         "invalid-suppression",
         E,

@@ -54,8 +54,8 @@ class PolicyObject(Strict):
     api_version: Literal["gpufleet.dev/v1alpha1"]
     """The version of the policy language this document is written in."""
     kind: str
-    """What the document declares: Fleet, Cluster, GpuTier, TeamGrant, Team, PriorityLadder or
-    DeviceTaint. It decides what `spec` holds."""
+    """What the document declares: Fleet, Cluster, GpuModel, GpuTier, TeamGrant, Team,
+    PriorityLadder or DeviceTaint. It decides what `spec` holds."""
     metadata: Annotated[Metadata, Field(examples=[{"name": "training"}])]
     """The object's name (and a description for people)."""
     _source: SourceDocument | None = PrivateAttr(default=None)

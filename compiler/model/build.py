@@ -22,6 +22,7 @@ from compiler.model.policy import (
     Cluster,
     DeviceTaint,
     Fleet,
+    GpuModel,
     GpuTier,
     PolicyObject,
     PriorityLadder,
@@ -42,6 +43,8 @@ class Policies:
     taints: tuple[DeviceTaint, ...]
     ladder: PriorityLadder | None
     fleet: Fleet | None
+    gpu_models: tuple[GpuModel, ...] = ()
+    """GPU models the fleet adds to the built-in catalog."""
 
 
 def build_policies(documents: Iterable[SourceDocument]) -> Policies:
@@ -70,6 +73,7 @@ def build_policies(documents: Iterable[SourceDocument]) -> Policies:
         taints=tuple(of(DeviceTaint)),
         ladder=ladders[0] if ladders else None,
         fleet=fleets[0] if fleets else None,
+        gpu_models=tuple(of(GpuModel)),
     )
 
 

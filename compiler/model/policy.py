@@ -5,6 +5,7 @@ from __future__ import annotations
 from compiler.model.base import API_VERSION, PolicyObject
 from compiler.model.cluster import DEFAULT_DRIVER, KUBERNETES_VERSIONS, Cluster, NodePool
 from compiler.model.fleet import Fleet
+from compiler.model.gpu_model import GpuModel
 from compiler.model.grant import TeamGrant
 from compiler.model.priority import MAX_PRIORITY, PriorityLadder, PriorityLevel
 from compiler.model.taint import DeviceTaint
@@ -19,6 +20,7 @@ KINDS: dict[str, type[PolicyObject]] = {
     "PriorityLadder": PriorityLadder,
     "DeviceTaint": DeviceTaint,
     "Fleet": Fleet,
+    "GpuModel": GpuModel,
 }
 
 __all__ = [
@@ -30,6 +32,7 @@ __all__ = [
     "Cluster",
     "DeviceTaint",
     "Fleet",
+    "GpuModel",
     "GpuTier",
     "NodePool",
     "PolicyObject",

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 from pydantic import Field, model_validator
 
 from compiler.model.base import Name, PolicyObject, QualifiedName, Strict
-from compiler.model.types import Quantity
+from compiler.model.types import MigProfileName, Quantity
 
 
 class Selector(Strict):
@@ -52,10 +52,7 @@ class GpuTierSpec(Strict):
     ] = Selector()
     """Which devices the tier's DeviceClass selects: structured fields (all must hold) or a
     raw CEL expression. Default: every GPU of the driver."""
-    partition: Annotated[
-        Annotated[str, Field(pattern=r"^[1-7]g\.[0-9]+gb(\+me)?$")] | None,
-        Field(examples=["3g.40gb", "1g.10gb"]),
-    ] = None
+    partition: Annotated[MigProfileName | None, Field(examples=["3g.40gb", "1g.10gb"])] = None
     """A MIG profile: the tier's devices are MIG partitions of this profile on selected GPUs
     in `mig: allowed` or `mixed` pools, instead of whole GPUs. Default: whole GPUs."""
     host_memory_per_gpu: Annotated[Quantity | None, Field(examples=["200Gi"])] = None

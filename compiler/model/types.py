@@ -50,6 +50,9 @@ def _non_negative(value: Fraction) -> Fraction:
     return value
 
 
+MigProfileName = Annotated[str, Field(pattern=r"^[1-7]g\.[0-9]+gb(\+me)?$")]
+"""A MIG profile as the DRA driver publishes and mig-parted names it (`3g.40gb`, `1g.10gb+me`)."""
+
 Name = Annotated[str, Field(min_length=1, max_length=253), AfterValidator(_dns_label)]
 """A DNS-1123 label, normalised (ML_Research -> ml-research)."""
 

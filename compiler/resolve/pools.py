@@ -138,7 +138,10 @@ def resolve_pools(
                     "GF201",
                     f"unknown GPU model {pool.gpu!r}",
                     cluster.source.span((*path, "gpu")),
-                    (f"known models: {', '.join(m.id for m in catalog.models)}",),
+                    (
+                        f"known models: {', '.join(m.id for m in catalog.models)}",
+                        "a GPU the catalog lacks can be described in a GpuModel document",
+                    ),
                 )
             )
             continue

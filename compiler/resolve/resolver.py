@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from compiler.catalog import Catalog
 from compiler.diagnostics import CompileError, Diagnostic, Severity
 from compiler.model import Policies
+from compiler.resolve.catalog import fleet_catalog
 from compiler.resolve.extended_resources import check_extended_resources
 from compiler.resolve.features import check_fallback_quotas, check_features
 from compiler.resolve.fleet import ResolvedCluster, ResolvedFleet, TierInCluster
@@ -31,8 +32,10 @@ from compiler.resolve.tiers import check_tier, tier_in_cluster
 
 
 def resolve(policies: Policies, catalog: Catalog) -> ResolvedFleet:
-    """Resolve every reference of the policies; raise CompileError if any is broken."""
+    """Resolve every reference of the policies against `catalog` and the GPU models they add;
+    raise CompileError if any is broken."""
     problems: list[Diagnostic] = []
+    catalog = fleet_catalog(catalog, policies.gpu_models, problems)
     check_ladder(policies.ladder, problems)
     teams = granted_teams(policies.grants, policies.teams, policies.fleet, problems)
     check_namespaces(teams, policies.fleet, problems)
