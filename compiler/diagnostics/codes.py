@@ -253,6 +253,13 @@ CODES: dict[str, Code] = _codes(
         "a fleet's GPU model uses a name another model of the catalog already has",
     ),
     Code(
+        "GF252",
+        "quota-override",
+        E,
+        EXIT_POLICY,
+        "a grant overrides a quota in a tier or cluster it does not grant",
+    ),
+    Code(
         "GF260",
         "invalid-suppression",
         E,

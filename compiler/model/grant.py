@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from compiler.model.base import Name, PolicyObject, Strict
 from compiler.model.team import DeviceCount, Toleration
@@ -56,6 +56,35 @@ class TierGrant(Strict):
         return max(self.effective_limit, self.guaranteed)
 
 
+class QuotaOverride(Strict):
+    """A tier's guarantee and limit in one cluster, in place of what `quotas` grants there (a
+    field left out is the grant's: overriding only `guaranteed` keeps the grant's `limit`,
+    which is the guarantee when the grant sets none)."""
+
+    cluster: Annotated[Name, Field(examples=["prod-west"])]
+    """The cluster, one the team is granted."""
+    tier: Annotated[Name, Field(examples=["training"])]
+    """The tier, one `quotas` grants."""
+    guaranteed: Annotated[DeviceCount | None, Field(examples=[32])] = None
+    """Devices guaranteed in that cluster."""
+    limit: Annotated[DeviceCount | None, Field(examples=[48])] = None
+    """The borrowing limit in that cluster."""
+
+    @model_validator(mode="after")
+    def _overrides_something(self) -> QuotaOverride:
+        if self.guaranteed is None and self.limit is None:
+            raise ValueError("an override sets `guaranteed`, `limit` or both")
+        return self
+
+    def applied(self, granted: TierGrant) -> TierGrant:
+        """The tier's grant in the override's cluster."""
+        return TierGrant(
+            tier=granted.tier,
+            guaranteed=granted.guaranteed if self.guaranteed is None else self.guaranteed,
+            limit=granted.limit if self.limit is None else self.limit,
+        )
+
+
 class Allowances(Strict):
     """Ways to GPUs around DRA the team's namespaces may use (all refused by default)."""
 
@@ -96,6 +125,15 @@ class TeamGrantSpec(Strict):
     ] = []
     """The tiers the team may use, each with a guarantee and a limit; a tier not listed is
     refused by admission (`gpufleet-tier-entitlement`)."""
+    quota_overrides: Annotated[
+        list[QuotaOverride],
+        Field(
+            max_length=1024,
+            examples=[[{"cluster": "prod-west", "tier": "training", "guaranteed": 32}]],
+        ),
+    ] = []
+    """Per-cluster guarantees and limits in place of `quotas`' (e.g. a smaller guarantee in a
+    smaller cluster); the team's own file narrows them as it narrows `quotas`."""
     priorities: Annotated[list[Name], Field(max_length=64, examples=[["training", "batch"]])] = []
     """The priority levels (of the PriorityLadder) the team's pods and Kueue workloads may
     use; others are refused by admission."""

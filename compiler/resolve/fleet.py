@@ -80,6 +80,8 @@ class Guarantee:
     count: int
     limit: int
     gang: int
+    written: Span | None = None
+    """Where `count` is written when the grant overrides it for this cluster."""
 
     @property
     def key(self) -> str:
@@ -88,8 +90,11 @@ class Guarantee:
 
     @property
     def span(self) -> Span:
-        """Where the guaranteed count is written (the grant, or the team file narrowing it)."""
-        return self.team.source.span(("spec", "quotas", self.quota_index, "guaranteed"))
+        """Where the guaranteed count is written (the grant, a per-cluster override of it, or
+        the team file narrowing it)."""
+        return self.written or self.team.source.span(
+            ("spec", "quotas", self.quota_index, "guaranteed")
+        )
 
     @property
     def clause(self) -> str:

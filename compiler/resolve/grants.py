@@ -15,13 +15,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from compiler.diagnostics import Diagnostic
+from compiler.diagnostics import Diagnostic, Span
 from compiler.load.document import ComposedDocument, Path, SourceDocument
 from compiler.model.fleet import Fleet, FleetSpec
 from compiler.model.grant import (
     GRANTS_DIRECTORY,
     Allowances,
     PodSecurityLevel,
+    QuotaOverride,
     TeamGrant,
     TierGrant,
 )
@@ -41,6 +42,19 @@ class Quota:
     guaranteed: int
     limit: int
     gang: int
+    written: Span | None = None
+    """Where `guaranteed` was written when a per-cluster override of the grant set it (None:
+    where the team's composed document says, at this quota's path)."""
+
+
+@dataclass(frozen=True)
+class ClusterGrant:
+    """A grant's quotas in one cluster, its overrides applied (tiers in the grant's order)."""
+
+    cluster: str
+    tiers: tuple[TierGrant, ...]
+    overrides: tuple[int | None, ...]
+    """Per tier, the index of the override in `quotaOverrides` (None: not overridden)."""
 
 
 @dataclass(frozen=True)
@@ -63,6 +77,13 @@ class GrantedTeamSpec:
     owners: tuple[str, ...]
     shared_claims: tuple[SharedClaim, ...] = ()
     """Claims several of the team's pods share (its own file's; checked in resolve.sharing)."""
+    cluster_quotas: tuple[tuple[str, tuple[Quota, ...]], ...] = ()
+    """The quotas in each cluster whose grant a `quotaOverrides` entry changes (same tiers,
+    namespaces and order as `quotas`)."""
+
+    def quotas_in(self, cluster: str) -> tuple[Quota, ...]:
+        """The team's quotas in `cluster`: its overrides applied, if the grant has some there."""
+        return next((q for name, q in self.cluster_quotas if name == cluster), self.quotas)
 
 
 @dataclass(frozen=True)
@@ -150,6 +171,7 @@ class _Merge:
             group=grant.group,
             owners=tuple(grant.owners),
             shared_claims=tuple(self.asked.shared_claims),
+            cluster_quotas=tuple((c.cluster, self._quotas(c)) for c in self._cluster_grants()),
         )
         base = self.file.source if self.file is not None else self.grant.source
         self.parts.setdefault(("spec", "cohort"), (self.grant.source, ("spec", "cohort")))
@@ -194,6 +216,89 @@ class _Merge:
                         ),
                     )
                 )
+
+    def _cluster_grants(self) -> list[ClusterGrant]:
+        """The grant in each cluster its overrides name (overrides with a problem, reported
+        here, are left out: GF252 for a tier not granted, GF212 for one given twice, GF206
+        for a limit below the guarantee)."""
+        grant = self.grant.spec
+        granted = {tier.tier: index for index, tier in enumerate(grant.quotas)}
+        chosen: dict[str, dict[int, int]] = {}
+        for index, override in enumerate(grant.quota_overrides):
+            tier_index = granted.get(override.tier)
+            if self._override_problem(index, override, tier_index):
+                continue
+            assert tier_index is not None
+            tiers = chosen.setdefault(override.cluster, {})
+            first = tiers.setdefault(tier_index, index)
+            if first != index:
+                self.problems.append(
+                    Diagnostic(
+                        "GF212",
+                        f"the grant of team {self.grant.name!r} overrides tier "
+                        f"{override.tier!r} in cluster {override.cluster!r} twice",
+                        self.grant.source.span(("spec", "quotaOverrides", index)),
+                        ("merge the two",),
+                        (
+                            (
+                                "first overridden here",
+                                self.grant.source.span(("spec", "quotaOverrides", first)),
+                            ),
+                        ),
+                    )
+                )
+        return [
+            ClusterGrant(
+                cluster,
+                tuple(
+                    grant.quota_overrides[at[i]].applied(tier) if i in at else tier
+                    for i, tier in enumerate(grant.quotas)
+                ),
+                tuple(at.get(i) for i in range(len(grant.quotas))),
+            )
+            for cluster, at in sorted(chosen.items())
+        ]
+
+    def _override_problem(
+        self, index: int, override: QuotaOverride, tier_index: int | None
+    ) -> bool:
+        """Report what is wrong with one override on its own; whether anything is."""
+        grant = self.grant.spec
+        path: Path = ("spec", "quotaOverrides", index)
+        if tier_index is None:  # its cluster is checked with the clusters (check_team)
+            self.problems.append(
+                Diagnostic(
+                    "GF252",
+                    f"the grant of team {self.grant.name!r} overrides its quota in tier "
+                    f"{override.tier!r}, which it does not grant",
+                    self.grant.source.span((*path, "tier")),
+                    (
+                        f"granted tiers: {', '.join(t.tier for t in grant.quotas) or '(none)'}; "
+                        "an override only changes a quota the grant gives",
+                    ),
+                )
+            )
+            return True
+        assert tier_index is not None
+        tier = override.applied(grant.quotas[tier_index])
+        if tier.effective_limit < tier.guaranteed:
+            self.problems.append(
+                Diagnostic(
+                    "GF206",
+                    f"the grant of team {self.grant.name!r}, tier {tier.tier!r} in cluster "
+                    f"{override.cluster!r}: limit {tier.effective_limit} is below the "
+                    f"guarantee {tier.guaranteed}",
+                    self.grant.source.span(
+                        (*path, "limit" if override.limit is not None else "guaranteed")
+                    ),
+                    (
+                        "the limit is what the team may use when borrowing: at least the "
+                        "guarantee (an override without `limit` keeps the grant's)",
+                    ),
+                )
+            )
+            return True
+        return False
 
     # -- narrowing -------------------------------------------------------------------------
 
@@ -288,15 +393,18 @@ class _Merge:
 
     # -- quotas ----------------------------------------------------------------------------
 
-    def _quotas(self) -> tuple[Quota, ...]:
+    def _quotas(self, cluster: ClusterGrant | None = None) -> tuple[Quota, ...]:
         """Per granted tier, in the grant's order: the team file's uses of it (checked against
-        the grant) or, if it names none, the grant whole, in the team's only namespace."""
+        the grant) or, if it names none, the grant whole, in the team's only namespace.
+
+        With `cluster`, the same in that cluster, its overrides applied: only what the
+        overrides change is checked again (the rest was reported for `quotas`)."""
         uses: dict[str, list[tuple[int, QuotaUse]]] = defaultdict(list)
         granted = {tier.tier: index for index, tier in enumerate(self.grant.spec.quotas)}
         for index, use in enumerate(self.asked.quotas):
             if use.tier in granted:
                 uses[use.tier].append((index, use))
-            else:
+            elif cluster is None:
                 self._exceeds(
                     f"for a quota of tier {use.tier!r}, which its grant does not give it",
                     ("spec", "quotas", index, "tier"),
@@ -304,20 +412,49 @@ class _Merge:
                     "granted tiers: "
                     + (", ".join(t.tier for t in self.grant.spec.quotas) or "(none)"),
                 )
+        tiers = self.grant.spec.quotas if cluster is None else cluster.tiers
         quotas: list[Quota] = []
-        for tier_index, tier in enumerate(self.grant.spec.quotas):
+        for tier_index, tier in enumerate(tiers):
             grant_path: Path = ("spec", "quotas", tier_index)
             tier_uses = uses.get(tier.tier)
             if not tier_uses:
-                self.parts[("spec", "quotas", len(quotas))] = (self.grant.source, grant_path)
-                quotas.append(Quota(tier.tier, None, tier.guaranteed, tier.usable_limit, gang=1))
+                if cluster is None:
+                    self.parts[("spec", "quotas", len(quotas))] = (self.grant.source, grant_path)
+                written = self._override_span(tier_index, cluster)
+                quotas.append(
+                    Quota(tier.tier, None, tier.guaranteed, tier.usable_limit, 1, written)
+                )
                 continue
-            quotas.extend(self._uses(tier, grant_path, tier_uses, len(quotas)))
+            quotas.extend(self._uses(tier_index, tier, tier_uses, len(quotas), cluster))
+        if cluster is not None:
+            return tuple(quotas)
         if self.asked.quotas:
             self.parts.setdefault(("spec", "quotas"), (self.file_source, ("spec", "quotas")))
         else:
             self.parts[("spec", "quotas")] = (self.grant.source, ("spec", "quotas"))
         return tuple(quotas)
+
+    def _override_span(self, tier_index: int, cluster: ClusterGrant | None) -> Span | None:
+        """Where the guarantee of a tier is written when an override in `cluster` sets it."""
+        at = None if cluster is None else cluster.overrides[tier_index]
+        if at is None or self.grant.spec.quota_overrides[at].guaranteed is None:
+            return None
+        return self.grant.source.span(("spec", "quotaOverrides", at, "guaranteed"))
+
+    def _value_at(self, tier_index: int, field: str, cluster: ClusterGrant | None) -> Path:
+        """Where the grant says a tier's `guaranteed` or `limit` in `cluster` (None: the
+        grant's own quotas): an override's value, else the grant's; no limit: the guarantee."""
+        base = self.grant.spec.quotas[tier_index]
+        at = None if cluster is None else cluster.overrides[tier_index]
+        override = None if at is None else self.grant.spec.quota_overrides[at]
+        if field == "limit":
+            if at is not None and override is not None and override.limit is not None:
+                return ("spec", "quotaOverrides", at, "limit")
+            if base.limit is not None:
+                return ("spec", "quotas", tier_index, "limit")
+        if at is not None and override is not None and override.guaranteed is not None:
+            return ("spec", "quotaOverrides", at, "guaranteed")
+        return ("spec", "quotas", tier_index, "guaranteed")
 
     @property
     def file_source(self) -> SourceDocument:
@@ -327,19 +464,22 @@ class _Merge:
 
     def _uses(
         self,
+        tier_index: int,
         tier: TierGrant,
-        grant_path: Path,
         uses: list[tuple[int, QuotaUse]],
         first: int,
+        cluster: ClusterGrant | None,
     ) -> list[Quota]:
         """One tier's uses: a single use defaults to the whole grant; several split it and
-        say each share; together they stay within the grant."""
+        say each share; together they stay within the grant (in `cluster`, if given)."""
+        grant_path: Path = ("spec", "quotas", tier_index)
         split = len(uses) > 1
         quotas: list[Quota] = []
         for offset, (index, use) in enumerate(uses):
             path: Path = ("spec", "quotas", index)
-            self.parts[("spec", "quotas", first + offset)] = (self.file_source, path)
-            if split and use.guaranteed is None:
+            if cluster is None:
+                self.parts[("spec", "quotas", first + offset)] = (self.file_source, path)
+            if split and use.guaranteed is None and cluster is None:
                 self.problems.append(
                     Diagnostic(
                         "GF228",
@@ -354,43 +494,57 @@ class _Merge:
                         (("the grant", self.grant.source.span(grant_path)),),
                     )
                 )
-            guaranteed = use.guaranteed
+            guaranteed, written = use.guaranteed, None
             if guaranteed is None:
                 guaranteed = 0 if split else tier.guaranteed
-                self.parts[("spec", "quotas", first + offset, "guaranteed")] = (
-                    self.grant.source,
-                    (*grant_path, "guaranteed"),
-                )
+                written = None if split else self._override_span(tier_index, cluster)
+                if cluster is None:
+                    self.parts[("spec", "quotas", first + offset, "guaranteed")] = (
+                        self.grant.source,
+                        (*grant_path, "guaranteed"),
+                    )
             limit = use.limit
             if limit is None:
                 limit = guaranteed if split else max(tier.usable_limit, guaranteed)
-                if not split:
+                if not split and cluster is None:
                     self.parts[("spec", "quotas", first + offset, "limit")] = (
                         self.grant.source,
                         (*grant_path, "limit"),
                     )
-            quotas.append(Quota(tier.tier, use.namespace, guaranteed, limit, use.gang))
-        for field, total, granted in (
-            ("guaranteed", sum(q.guaranteed for q in quotas), tier.guaranteed),
-            ("limit", sum(q.limit for q in quotas), tier.usable_limit),
-        ):
-            if total > granted:
-                index, asked = _last_explicit(uses, field)
-                what = (
-                    f"for {_devices(total, 'guaranteed ')}"
-                    if field == "guaranteed"
-                    else f"to use up to {_devices(total)}"
-                )
-                self._exceeds(
-                    f"{what} of tier {tier.tier!r}, beyond the {granted} its grant gives it",
-                    ("spec", "quotas", index, asked),
-                    (
-                        *grant_path,
-                        field if field == "guaranteed" or tier.limit is not None else "guaranteed",
-                    ),
-                    f"ask for at most {granted} in all",
-                )
+            quotas.append(Quota(tier.tier, use.namespace, guaranteed, limit, use.gang, written))
+        self._check_totals(tier_index, tier, uses, quotas, cluster)
         return quotas
+
+    def _check_totals(
+        self,
+        tier_index: int,
+        tier: TierGrant,
+        uses: list[tuple[int, QuotaUse]],
+        quotas: list[Quota],
+        cluster: ClusterGrant | None,
+    ) -> None:
+        """GF218 where a tier's uses together ask more than the grant gives (in a cluster
+        with overrides, only for a value an override changes: the rest is reported once)."""
+        base = self.grant.spec.quotas[tier_index]
+        for field, total, granted, everywhere in (
+            ("guaranteed", sum(q.guaranteed for q in quotas), tier.guaranteed, base.guaranteed),
+            ("limit", sum(q.limit for q in quotas), tier.usable_limit, base.usable_limit),
+        ):
+            if total <= granted or (cluster is not None and granted == everywhere):
+                continue
+            index, asked = _last_explicit(uses, field)
+            what = (
+                f"for {_devices(total, 'guaranteed ')}"
+                if field == "guaranteed"
+                else f"to use up to {_devices(total)}"
+            )
+            where = "" if cluster is None else f" in cluster {cluster.cluster}"
+            self._exceeds(
+                f"{what} of tier {tier.tier!r}, beyond the {granted} its grant gives it{where}",
+                ("spec", "quotas", index, asked),
+                self._value_at(tier_index, field, cluster),
+                f"ask for at most {granted} in all",
+            )
 
 
 def _last_explicit(uses: list[tuple[int, QuotaUse]], field: str) -> tuple[int, str]:

@@ -22,7 +22,7 @@ from compiler.resolve.pools import resolve_pools
 from compiler.resolve.sharing import check_shared_claims, check_sharing
 from compiler.resolve.suppressions import apply_suppressions, valid_suppressions
 from compiler.resolve.taints import resolve_taints
-from compiler.resolve.teams import check_team, team_guarantees
+from compiler.resolve.teams import check_cluster_quotas, check_team, team_guarantees
 from compiler.resolve.tier_options import (
     check_cluster_tier_options,
     check_fallback_presence,
@@ -47,6 +47,7 @@ def resolve(policies: Policies, catalog: Catalog) -> ResolvedFleet:
     owners: dict[str, GrantedTeam] = {}
     for team in teams:
         check_team(team, cluster_names, tier_names, policies.ladder, owners, problems)
+        check_cluster_quotas(team, problems)
 
     clusters: list[ResolvedCluster] = []
     matched_anywhere: set[str] = set()

@@ -28,6 +28,7 @@ def check_team(
                     (f"clusters: {', '.join(sorted(clusters))}",),
                 )
             )
+    _check_override_clusters(team, clusters, problems)
     levels = {level.name for level in ladder.spec.levels} if ladder else set()
     for index, name in enumerate(team.spec.priorities):
         if name not in levels:
@@ -75,29 +76,7 @@ def check_team(
                     (f"tiers: {', '.join(sorted(tiers))}",),
                 )
             )
-        if quota.limit < quota.guaranteed:
-            problems.append(
-                Diagnostic(
-                    "GF206",
-                    f"team {team.name!r}, tier {quota.tier!r}: limit {quota.limit} is "
-                    f"below the guarantee {quota.guaranteed}",
-                    source.span((*path, "limit")),
-                    ("the limit is what the team may use when borrowing: at least the guarantee",),
-                )
-            )
-        if quota.guaranteed % quota.gang:
-            problems.append(
-                Diagnostic(
-                    "GF213",
-                    f"team {team.name!r}, tier {quota.tier!r}: guaranteed {quota.guaranteed} is "
-                    f"not a whole number of gangs of {quota.gang}",
-                    source.span((*path, "guaranteed")),
-                    (
-                        f"guarantee a multiple of {quota.gang}, e.g. "
-                        f"{quota.guaranteed - quota.guaranteed % quota.gang + quota.gang}",
-                    ),
-                )
-            )
+        _check_amounts(team, index, quota, "", problems)
         quota_ns = quota_namespace(team, quota)
         if quota_ns is None:
             problems.append(
@@ -134,6 +113,79 @@ def check_team(
         seen.add((quota.tier, quota_ns or ""))
 
 
+def _check_override_clusters(
+    team: GrantedTeam, clusters: set[str], problems: list[Diagnostic]
+) -> None:
+    """GF204 for an override in an unknown cluster, GF252 for one in a cluster the grant
+    does not give the team."""
+    granted = team.grant.spec.clusters
+    for index, override in enumerate(team.grant.spec.quota_overrides):
+        span = team.grant.source.span(("spec", "quotaOverrides", index, "cluster"))
+        if override.cluster not in clusters:
+            problems.append(
+                Diagnostic(
+                    "GF204",
+                    f"the grant of team {team.name!r} overrides a quota in unknown cluster "
+                    f"{override.cluster!r}",
+                    span,
+                    (f"clusters: {', '.join(sorted(clusters))}",),
+                )
+            )
+        elif granted is not None and override.cluster not in granted:
+            problems.append(
+                Diagnostic(
+                    "GF252",
+                    f"the grant of team {team.name!r} overrides its quota in cluster "
+                    f"{override.cluster!r}, which it does not grant",
+                    span,
+                    (
+                        f"granted clusters: {', '.join(granted) or '(none)'}; an override only "
+                        "changes a quota the grant gives",
+                    ),
+                )
+            )
+
+
+def _check_amounts(
+    team: GrantedTeam, index: int, quota: Quota, where: str, problems: list[Diagnostic]
+) -> None:
+    """GF206 for a limit below the guarantee, GF213 for a guarantee not a whole number of
+    gangs (`where`: ` in cluster <name>` for a cluster whose grant overrides the quota)."""
+    path = ("spec", "quotas", index)
+    if quota.limit < quota.guaranteed:
+        problems.append(
+            Diagnostic(
+                "GF206",
+                f"team {team.name!r}, tier {quota.tier!r}{where}: limit {quota.limit} is "
+                f"below the guarantee {quota.guaranteed}",
+                team.source.span((*path, "limit")),
+                ("the limit is what the team may use when borrowing: at least the guarantee",),
+            )
+        )
+    if quota.guaranteed % quota.gang:
+        problems.append(
+            Diagnostic(
+                "GF213",
+                f"team {team.name!r}, tier {quota.tier!r}{where}: guaranteed {quota.guaranteed} "
+                f"is not a whole number of gangs of {quota.gang}",
+                quota.written or team.source.span((*path, "guaranteed")),
+                (
+                    f"guarantee a multiple of {quota.gang}, e.g. "
+                    f"{quota.guaranteed - quota.guaranteed % quota.gang + quota.gang}",
+                ),
+            )
+        )
+
+
+def check_cluster_quotas(team: GrantedTeam, problems: list[Diagnostic]) -> None:
+    """The amount checks for each cluster whose grant an override changes, where its quotas
+    differ from the team's quotas elsewhere (those were checked by `check_team`)."""
+    for cluster, quotas in team.spec.cluster_quotas:
+        for index, (quota, everywhere) in enumerate(zip(quotas, team.spec.quotas, strict=True)):
+            if (quota.guaranteed, quota.limit) != (everywhere.guaranteed, everywhere.limit):
+                _check_amounts(team, index, quota, f" in cluster {cluster}", problems)
+
+
 def quota_namespace(team: GrantedTeam, quota: Quota) -> str | None:
     """The namespace a quota applies to: its own, or the team's only one."""
     if quota.namespace is not None:
@@ -146,7 +198,7 @@ def team_guarantees(
 ) -> list[Guarantee]:
     """The team's quotas in one cluster; a tier that selects nothing there is an error."""
     guarantees = []
-    for index, quota in enumerate(team.spec.quotas):
+    for index, quota in enumerate(team.spec.quotas_in(cluster)):
         tier = tiers.get(quota.tier)
         namespace = quota_namespace(team, quota)
         if namespace is None or tier is None:  # reported already: GF207, GF202 or the tier's
@@ -174,6 +226,7 @@ def team_guarantees(
                 quota.guaranteed,
                 quota.limit,
                 quota.gang,
+                quota.written,
             )
         )
     return guarantees
