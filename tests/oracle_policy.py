@@ -9,9 +9,12 @@ It reads what the README and the models' docstrings say:
 - a tier selects whole GPUs, or with `partition` that MIG profile, of the models its `models`
   (ids or families) and `architectures` name, with at least `minMemory` (a MIG device's own
   memory); a `cel` selector is evaluated by the CEL engine against each device;
+- a pool's model is a built-in one or one the fleet describes (tests/oracle_models.py);
 - a team is in the clusters its grant lists (default all) and its file keeps; each granted
   tier is one guarantee in the team's only namespace, unless the file uses it (its namespace,
-  gang and a smaller `guaranteed`; several uses split it, each saying its share);
+  gang and a smaller `guaranteed`; several uses split it, each saying its share); in a
+  cluster where the grant's `quotaOverrides` names the tier, the override's `guaranteed`
+  (when it gives one) is what is granted there;
 - a pool's nodes are named by its `nodeNames` list (node i is the i-th name; their number is
   `nodes`), or by its pattern with `{cluster}`, `{pool}` and `{index}` filled in; a name names
   one node of the cluster;
@@ -39,8 +42,9 @@ from compiler.model.taint import DeviceTaint
 from compiler.model.team import QuotaUse, Team, Toleration
 from compiler.model.tier import GpuTier
 from tests.oracle_driver import Share, sharing
-from tests.oracle_gpus import BOARDS, GIB, MIB, Gpu, gpu, selected_by_name
+from tests.oracle_gpus import GIB, MIB, Gpu
 from tests.oracle_host import Host, allocatable, per_device
+from tests.oracle_models import Models, read_models
 
 
 class NotJudged(Exception):
@@ -175,14 +179,15 @@ def read_cluster(policies: Policies, name: str) -> Inventory:
     if cluster is None:
         raise NotJudged(f"no cluster {name!r}")
     spec = cluster.spec
-    pools = tuple(_pool(cluster, p) for p in spec.node_pools)
+    models = read_models(policies.gpu_models)
+    pools = tuple(_pool(cluster, p, models) for p in spec.node_pools)
     names = [n for p in pools for n in p.names]
     if len(set(names)) < len(names):
         raise NotJudged(f"cluster {name}: a node name used twice")
-    tiers = {t.name: _tier(t, pools, spec.driver) for t in policies.tiers}
+    tiers = {t.name: _tier(t, pools, spec.driver, models) for t in policies.tiers}
     teams = [_Team(g, _file(policies.teams, g.name)) for g in policies.grants]
     present = [t for t in teams if t.in_cluster(name)]
-    needs = tuple(n for t in present for n in t.needs(tiers))
+    needs = tuple(n for t in present for n in t.needs(tiers, name))
     for need in needs:
         if not tiers[need.tier].kinds:
             raise NotJudged(f"{need.key}: tier {need.tier} selects no device in {name}")
@@ -190,13 +195,11 @@ def read_cluster(policies: Policies, name: str) -> Inventory:
     return Inventory(name, spec.driver, spec.driver_version, pools, tiers, needs, taints)
 
 
-def _pool(cluster: Cluster, pool: NodePool) -> Pool:
-    model = gpu(pool.gpu)
+def _pool(cluster: Cluster, pool: NodePool, models: Models) -> Pool:
+    model = models.gpu(pool.gpu)
     if model is None:
         raise NotJudged(f"pool {pool.name}: unknown GPU {pool.gpu!r}")
-    board = BOARDS.get(model.id)
-    if board is not None and board.gpus != pool.gpus_per_node:
-        board = None
+    board = models.board(model, pool.gpus_per_node)
     topology = pool.topology
     numa = topology.numa_node if topology and topology.numa_node else None
     pcie = topology.pcie_root if topology and topology.pcie_root else None
@@ -209,8 +212,8 @@ def _pool(cluster: Cluster, pool: NodePool) -> Pool:
         model,
         pool.mig,
         allocatable(cluster.spec.kubelet, pool),
-        numa or (board.numa_node if board else None),
-        pcie or (board.pcie_root if board else None),
+        numa or (board.numa_node or None if board else None),
+        pcie or (board.pcie_root or None if board else None),
         _node_names(cluster.name, pool),
     )
 
@@ -227,18 +230,18 @@ def _node_names(cluster: str, pool: NodePool) -> tuple[str, ...]:
     return names
 
 
-def _tier(tier: GpuTier, pools: Sequence[Pool], driver: str) -> Tier:
+def _tier(tier: GpuTier, pools: Sequence[Pool], driver: str, models: Models) -> Tier:
     spec = tier.spec
     kinds = frozenset(
         (pool.name, profile)
         for pool in pools
         for profile in pool.profiles
-        if _selects(tier, pool.gpu, profile, driver)
+        if _selects(tier, pool.gpu, profile, driver, models)
     )
     return Tier(tier.name, kinds, per_device(spec), spec.gang_match_attribute)
 
 
-def _selects(tier: GpuTier, model: Gpu, profile: str, driver: str) -> bool:
+def _selects(tier: GpuTier, model: Gpu, profile: str, driver: str, models: Models) -> bool:
     select, partition = tier.spec.select, tier.spec.partition
     if select.cel is not None:
         if partition is not None:
@@ -247,9 +250,9 @@ def _selects(tier: GpuTier, model: Gpu, profile: str, driver: str) -> bool:
     if (profile or None) != partition:
         return False
     if select.models:
-        if not all(selected_by_name(name) for name in select.models):
+        if not all(models.selected_by_name(name) for name in select.models):
             raise NotJudged(f"tier {tier.name}: unknown model in {select.models}")
-        if not any(model in selected_by_name(name) for name in select.models):
+        if not any(model in models.selected_by_name(name) for name in select.models):
             return False
     if select.architectures and model.architecture not in select.architectures:
         return False
@@ -361,8 +364,30 @@ class _Team:
             raise NotJudged(f"team {self.name} tolerates beyond its grant")
         return asked
 
-    def needs(self, tiers: dict[str, Tier]) -> list[Need]:
-        """The team's guarantees, one per granted tier and namespace it is used in."""
+    def granted(self, cluster: str) -> list[TierGrant]:
+        """The grant's tiers in `cluster`: an override there replaces the guarantee or limit
+        it gives (and only those); two overrides of one tier there are not judged."""
+        overrides = [o for o in self.grant.spec.quota_overrides if o.cluster == cluster]
+        granted = []
+        for tier in self.grant.spec.quotas:
+            mine = [o for o in overrides if o.tier == tier.tier]
+            if len(mine) > 1:
+                raise NotJudged(f"team {self.name}: {tier.tier} overridden twice in {cluster}")
+            if mine:
+                tier = TierGrant(
+                    tier=tier.tier,
+                    guaranteed=tier.guaranteed
+                    if mine[0].guaranteed is None
+                    else mine[0].guaranteed,
+                    limit=tier.limit if mine[0].limit is None else mine[0].limit,
+                )
+            granted.append(tier)
+        if any(o.tier not in {t.tier for t in granted} for o in overrides):
+            raise NotJudged(f"team {self.name}: an override of a tier it is not granted")
+        return granted
+
+    def needs(self, tiers: dict[str, Tier], cluster: str) -> list[Need]:
+        """The team's guarantees in `cluster`, one per granted tier and namespace it is used in."""
         asked = self.file.spec if self.file else None
         namespaces = _narrowed(
             "namespaces", self.grant.spec.namespaces, asked.namespaces if asked else None
@@ -372,7 +397,7 @@ class _Team:
         if any(u.tier not in granted for u in uses) or len(granted) < len(self.grant.spec.quotas):
             raise NotJudged(f"team {self.name}: quotas beyond its grant, or a tier granted twice")
         needs = []
-        for grant in self.grant.spec.quotas:
+        for grant in self.granted(cluster):
             if grant.tier not in tiers:
                 raise NotJudged(f"team {self.name}: unknown tier {grant.tier}")
             for namespace, count, gang in self._shares(

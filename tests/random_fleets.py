@@ -159,12 +159,107 @@ def fleet(seed: int) -> dict[str, str]:
             HEADER + f"kind: GpuTier\nmetadata: {{name: {name}}}\nspec: {spec.spec}\n"
         )
     taints = _taints(rng, naming, clusters, pools, files)
+    granted: dict[str, _Granted] = {}
     for index in range(rng.randint(1, 4)):
-        grant, team = _team(rng, f"t{index}", clusters, pools, tiers, taints)
+        grant, team, granted[f"t{index}"] = _team(rng, f"t{index}", clusters, pools, tiers, taints)
         files[f"grants/t{index}.yaml"] = grant
         if team:
             files[f"teams/t{index}.yaml"] = team
+    for name, what in granted.items():
+        if rng.random() < 0.3:
+            files[f"grants/{name}.yaml"] += _override(rng, what)
+    if rng.random() < 0.25:
+        _twin(rng, pools, files)
     return files
+
+
+@dataclass(frozen=True)
+class _Granted:
+    """What `_team` granted: the clusters, and per tier (name, guarantee, gang, whether the
+    team's file splits it between namespaces, saying each share)."""
+
+    clusters: list[str]
+    tiers: list[tuple[str, int, int, bool]]
+
+
+def _override(rng: random.Random, granted: _Granted) -> str:
+    """A `quotaOverrides` entry for one granted tier in one granted cluster: another whole
+    number of gangs, at least one (a guarantee of no gang its tier cannot place is GF403,
+    which the oracle does not judge) and never below what the team's file splits of it;
+    sometimes a limit."""
+    cluster = rng.choice(granted.clusters)
+    tier, count, gang, split = rng.choice(granted.tiers)
+    guaranteed = count + gang * rng.randint(0, 1) if split else gang * rng.randint(1, 3)
+    limit = f", limit: {guaranteed + rng.randint(0, 4)}" if rng.random() < 0.5 else ""
+    return (
+        f"  quotaOverrides: [{{cluster: {cluster}, tier: {tier}, "
+        f"guaranteed: {guaranteed}{limit}}}]\n"
+    )
+
+
+TWINS = {
+    # A built-in model as a fleet would describe it, from ../shared/reference/nvidia-gpus.md
+    # (NVML's memory.total, the MIG profile tables: GI id, compute and memory slices,
+    # placements, memory), under another name and product name, in the built-in's family.
+    "H100-80GB": (
+        "{family: H100, productName: NVIDIA H100 80GB HBM3 (fleet), architecture: Hopper,\n"
+        '  cudaComputeCapability: "9.0", memoryMiB: 81559, pciDeviceId: "0x2330",\n'
+        "  boards: [{name: hgx-8, gpus: 8, numaNode: 4, pcieRoot: 2}],\n"
+        "  mig: {memorySlices: 8, computeSlices: 7, profiles: [\n"
+        "    {name: 1g.10gb, giProfileId: 19, computeSlices: 1, memorySlices: 1,\n"
+        "     starts: [0, 1, 2, 3, 4, 5, 6], memoryMiB: 9984},\n"
+        "    {name: 1g.10gb+me, giProfileId: 20, computeSlices: 1, memorySlices: 1,\n"
+        "     starts: [0, 1, 2, 3, 4, 5, 6], media: true, memoryMiB: 9984},\n"
+        "    {name: 1g.20gb, giProfileId: 15, computeSlices: 1, memorySlices: 2,\n"
+        "     starts: [0, 2, 4, 6], memoryMiB: 20096},\n"
+        "    {name: 2g.20gb, giProfileId: 14, computeSlices: 2, memorySlices: 2,\n"
+        "     starts: [0, 2, 4], memoryMiB: 20096},\n"
+        "    {name: 3g.40gb, giProfileId: 9, computeSlices: 3, memorySlices: 4,\n"
+        "     starts: [0, 4], memoryMiB: 40448},\n"
+        "    {name: 4g.40gb, giProfileId: 5, computeSlices: 4, memorySlices: 4,\n"
+        "     starts: [0], memoryMiB: 40448},\n"
+        "    {name: 7g.80gb, giProfileId: 0, computeSlices: 7, memorySlices: 8,\n"
+        "     starts: [0], memoryMiB: 81152}]}}\n"
+    ),
+    "A30": (
+        "{family: A30, productName: NVIDIA A30 (fleet), architecture: Ampere,\n"
+        '  cudaComputeCapability: "8.0", memoryMiB: 24576, pciDeviceId: "0x20B7",\n'
+        "  mig: {memorySlices: 4, computeSlices: 4, profiles: [\n"
+        "    {name: 1g.6gb, giProfileId: 14, computeSlices: 1, memorySlices: 1,\n"
+        "     starts: [0, 1, 2, 3], memoryMiB: 5952},\n"
+        "    {name: 1g.6gb+me, giProfileId: 21, computeSlices: 1, memorySlices: 1,\n"
+        "     starts: [0, 1, 2, 3], media: true, memoryMiB: 5952},\n"
+        "    {name: 2g.12gb, giProfileId: 5, computeSlices: 2, memorySlices: 2,\n"
+        "     starts: [0, 2], memoryMiB: 11968},\n"
+        "    {name: 2g.12gb+me, giProfileId: 6, computeSlices: 2, memorySlices: 2,\n"
+        "     starts: [0, 2], media: true, memoryMiB: 11968},\n"
+        "    {name: 4g.24gb, giProfileId: 0, computeSlices: 4, memorySlices: 4,\n"
+        "     starts: [0], memoryMiB: 24192}]}}\n"
+    ),
+    "L40S": (
+        "{family: L40S, productName: NVIDIA L40S (fleet), architecture: Ada Lovelace,\n"
+        '  cudaComputeCapability: "8.9", memoryMiB: 46068, pciDeviceId: "0x26B9"}\n'
+    ),
+}
+
+
+def _twin(rng: random.Random, pools: dict[str, list[_Pool]], files: dict[str, str]) -> None:
+    """One pool of a model in TWINS runs the fleet's twin of it instead."""
+    candidates = [(c, p) for c in sorted(pools) for p in pools[c] if p.model in TWINS]
+    if not candidates:
+        return
+    cluster, pool = rng.choice(candidates)
+    name = f"fleet-{pool.model.lower()}"
+    files[f"catalog/{name}.yaml"] = (
+        HEADER + f"kind: GpuModel\nmetadata: {{name: {name}}}\nspec: {TWINS[pool.model]}"
+    )
+    path = f"clusters/{cluster}.yaml"
+    files[path] = "".join(
+        line.replace(f"gpu: {pool.model},", f"gpu: {name},")
+        if line.startswith(f"    - {{name: {pool.name},")
+        else line
+        for line in files[path].splitlines(keepends=True)
+    )
 
 
 def _node_names(naming: random.Random, cluster: str, pool: str, nodes: int) -> tuple[str, ...]:
@@ -342,7 +437,7 @@ def _team(
     pools: dict[str, list[_Pool]],
     tiers: dict[str, _Tier],
     taints: list[str],
-) -> tuple[str, str]:
+) -> tuple[str, str, _Granted]:
     chosen = rng.sample(sorted(tiers), rng.randint(1, min(2, len(tiers))))
     where = [c for c in clusters if all(tiers[t].serves(pools[c]) for t in chosen)] or clusters
     if len(where) > 1 and rng.random() < 0.4:
@@ -352,7 +447,7 @@ def _team(
         narrowed = f"  clusters: [{rng.choice(where)}]\n"
     split = rng.random() < 0.25
     namespaces = [name, f"{name}-b"] if split else [name]
-    grant_quotas, uses = [], []
+    grant_quotas, uses, granted = [], [], []
     for tier in chosen:
         largest = max(tiers[tier].largest_gang(pools[c]) for c in where)
         sizes = [g for g in (1, 1, 2, 2, 4, 8) if g <= largest or rng.random() < 0.1]
@@ -361,10 +456,12 @@ def _team(
         if split:
             other = gang * rng.randint(0, 1)
             grant_quotas.append(f"{{tier: {tier}, guaranteed: {count + other}}}")
+            granted.append((tier, count + other, gang, True))
             uses.append(f"{{tier: {tier}, namespace: {name}, guaranteed: {count}, gang: {gang}}}")
             uses.append(f"{{tier: {tier}, namespace: {name}-b, guaranteed: {other}, gang: {gang}}}")
         else:
             grant_quotas.append(f"{{tier: {tier}, guaranteed: {count}}}")
+            granted.append((tier, count, gang, False))
             if gang > 1:
                 uses.append(f"{{tier: {tier}, gang: {gang}}}")
     tolerations = sorted(
@@ -385,7 +482,7 @@ def _team(
             + f"kind: Team\nmetadata: {{name: {name}}}\nspec:\n  quotas: [{', '.join(uses)}]\n"
             + narrowed
         )
-    return grant, team
+    return grant, team, _Granted(where, granted)
 
 
 if __name__ == "__main__":  # python -m tests.random_fleets SEED: print the fleet

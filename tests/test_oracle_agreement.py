@@ -1,6 +1,7 @@
 """The solver agrees with the independent oracle on every seed: a few hundred random small
 fleets (tests/random_fleets.py: mixed and MIG pools, tainted GPUs and nodes, gangs with match
-attributes, guarantees that differ per cluster), each cluster's verdict compared, and every
+attributes, guarantees that differ per cluster, the grant's per-cluster overrides, GPU models
+the fleet describes itself), each cluster's verdict compared, and every
 plan the solver makes checked by the independent plan checker.
 
 More seeds on demand: GPUFLEET_ORACLE_SEEDS=2000 pytest tests/test_oracle_agreement.py; a
@@ -88,7 +89,8 @@ def test_the_solver_agrees_with_the_oracle(seed: int, tmp_path: Path) -> None:
 def test_the_seeds_hold_both_verdicts_and_every_feature() -> None:
     """The comparison means something: both verdicts are common, and the fleets have mixed
     and MIG pools, tainted GPUs and nodes, gangs with match attributes, teams in one cluster
-    of two, and guarantees split between namespaces."""
+    of two, guarantees split between namespaces or overridden in a cluster, and pools of
+    GPU models the fleet describes."""
     if TALLY["seeds"] + TALLY["refused"] < SEEDS:
         pytest.skip("runs after every seed of test_the_solver_agrees_with_the_oracle")
     assert TALLY["feasible"] >= SEEDS // 5 and TALLY["infeasible"] >= SEEDS // 5, TALLY
@@ -117,6 +119,8 @@ def test_the_seeds_hold_both_verdicts_and_every_feature() -> None:
         "minMemory: ",
         "gpu: A30",
         "gpu: B200",
+        "quotaOverrides: ",
+        "kind: GpuModel",
     ):
         assert sum(feature in text for text in texts) >= SEEDS // 40, feature
 
