@@ -1,10 +1,10 @@
 """Who reviews which policy file, from the policy itself, and the CODEOWNERS file that says so.
 
 The platform's code owners (Fleet `spec.owners`) review every policy file but the teams'
-own files: the fleet, clusters, tiers, taints and every grant, and CODEOWNERS itself (else a
-team could route its grant to itself). Each team's own file goes to
-the owners its grant names (to the platform when it names none). `gpufleet codeowners`
-writes that as a managed block of CODEOWNERS; `gpufleet check` fails (GF229) when the file,
+own files: the fleet, clusters, GPU models, tiers, taints and every grant, and CODEOWNERS
+itself (else a team could route its grant to itself). Each team's own file goes to the
+owners its grant names (to the platform when it names none). `gpufleet codeowners` writes
+that as a managed block of CODEOWNERS; `gpufleet check` fails (GF229) when the file,
 read with CODEOWNERS' own rules (last matching pattern wins), routes any policy file to
 other reviewers: a block edited by hand, a later line that overrides it, or a file gone.
 """

@@ -352,3 +352,18 @@ def test_the_built_in_catalog_goes_through_the_same_rules(tmp_path: Path) -> Non
         CatalogError, match=r"L40S: aliases.0: 'nvidia-l4' already names GPU model L4"
     ):
         load_catalog(broken)
+
+
+def test_a_team_s_file_may_not_describe_a_model(write_policies: PolicyWriter) -> None:
+    """A model changes what every team's tiers select: it is the platform's to write."""
+    files = {
+        "clusters/c1.yaml": fleets.cluster(),
+        "tiers/whole.yaml": fleets.tier("whole", "{select: {models: [H100]}}"),
+        "ladder.yaml": fleets.LADDER,
+        "grants/a.yaml": fleets.HEADER
+        + "kind: TeamGrant\nmetadata: {name: a}\nspec:\n  namespaces: [a]\n"
+        + "  quotas: [{tier: whole, guaranteed: 8}]\n",
+        "teams/a.yaml": fleets.HEADER + "kind: Team\nmetadata: {name: a}\n---\n" + RTX,
+    }
+    (refusal,) = _refusals(write_policies(files, migrate=False))
+    assert refusal.code == "GF124" and "GpuModel 'rtx-pro-6000'" in refusal.message

@@ -242,18 +242,34 @@ def _board_problems(boards: list[BoardSpec]) -> Iterator[EntryProblem]:
                 f"two boards of {board.gpus} GPUs ({boards[first].name} and {board.name})",
                 "a pool picks the board by its gpusPerNode: keep one per GPU count",
             )
-        outer = ("gpus", board.gpus)
-        for field, group in (("numaNode", board.numa_node), ("pcieRoot", board.pcie_root)):
-            if group is not None and outer[1] % group:
-                yield EntryProblem(
-                    (*path, field),
-                    f"board {board.name}: {field} groups of {group} GPUs do not divide its "
-                    f"{outer[1]} {'GPUs' if outer[0] == 'gpus' else 'GPUs per NUMA node'}",
-                    "groups are consecutive GPU indices: each size must divide the board's "
-                    "GPUs, and a PCIe root's GPUs sit on one NUMA node",
-                )
-            elif group is not None:
-                outer = (field, group)
+        yield from _group_problems(path, board)
+
+
+def _group_problems(path: EntryPath, board: BoardSpec) -> Iterator[EntryProblem]:
+    """A NUMA node's GPUs must divide the board's, a PCIe root's those of a NUMA node (or of
+    the board, when the NUMA grouping is not given)."""
+    hint = (
+        "groups are consecutive GPU indices: each size must divide the board's GPUs, and a "
+        "PCIe root's GPUs sit on one NUMA node"
+    )
+    if board.numa_node is not None and board.gpus % board.numa_node:
+        yield EntryProblem(
+            (*path, "numaNode"),
+            f"board {board.name}: numaNode groups of {board.numa_node} GPUs do not divide its "
+            f"{board.gpus} GPUs",
+            hint,
+        )
+        return
+    outer, words = (
+        (board.gpus, "GPUs") if board.numa_node is None else (board.numa_node, "GPUs per NUMA node")
+    )
+    if board.pcie_root is not None and outer % board.pcie_root:
+        yield EntryProblem(
+            (*path, "pcieRoot"),
+            f"board {board.name}: pcieRoot groups of {board.pcie_root} GPUs do not divide its "
+            f"{outer} {words}",
+            hint,
+        )
 
 
 def _board(board: BoardSpec) -> Board:

@@ -1,8 +1,8 @@
 """A team's file holds that team's Team only, so it can change nothing but the team's own use.
 
 Teams own their files (CODEOWNERS routes a team's file to the team for review). If that file
-could also hold a GpuTier, a Cluster, a DeviceTaint, a grant or the PriorityLadder, a team
-could change what every other team gets without the platform team reviewing it; if it could
+could also hold a GpuTier, a Cluster, a DeviceTaint, a GpuModel, a grant or the PriorityLadder,
+a team could change what every other team gets without the platform team reviewing it; if it could
 hold another team's Team, it could reshape (or zero) that team's use of its grant.
 """
 
