@@ -12,6 +12,10 @@ Node names come from a second generator of the same seed, so the rest of a seed'
 what it was before pools listed names: about a third of the pools list their nodes' names
 (as GKE names them, `gke-<cluster>-<pool>-pool-<suffix>`, leaving `nodes` out), and about
 half the taints on one node name it rather than give its index.
+
+Last (so that the draws before stay those of the fleets before them), some grants override a
+tier's guarantee in one cluster (`quotaOverrides`), and some pools run a GPU model the fleet
+describes itself (`GpuModel`): a twin of a built-in one under another name, in its family.
 """
 
 from __future__ import annotations

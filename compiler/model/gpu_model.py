@@ -42,7 +42,7 @@ class MigProfileSpec(Strict):
     ]
     """The memory-slice indices an instance may start at (`nvidia-smi mig -lgipp`); no two
     overlap, and each instance must end within the GPU's memory slices."""
-    media: bool = False
+    media: Annotated[bool, Field(examples=[True])] = False
     """Whether the profile holds the GPU's media extensions (`+me`): at most one such
     instance per GPU."""
     memory_mib: Annotated[int, Field(alias="memoryMiB", ge=1, le=16 * 2**20, examples=[40448])]
@@ -57,7 +57,25 @@ class MigSpec(Strict):
     """The GPU's memory slices."""
     compute_slices: Annotated[Slices, Field(examples=[7])]
     """The GPU's compute slices."""
-    profiles: Annotated[list[MigProfileSpec], Field(min_length=1, max_length=32)]
+    profiles: Annotated[
+        list[MigProfileSpec],
+        Field(
+            min_length=1,
+            max_length=32,
+            examples=[
+                [
+                    {
+                        "name": "1g.24gb",
+                        "giProfileId": 14,
+                        "computeSlices": 1,
+                        "memorySlices": 1,
+                        "starts": [0, 1, 2, 3],
+                        "memoryMiB": 24064,
+                    }
+                ]
+            ],
+        ),
+    ]
     """Every GPU-instance profile the model offers."""
 
 
@@ -78,9 +96,13 @@ class BoardSpec(Strict):
     """GPUs per NUMA node (None: not known)."""
     pcie_root: Annotated[Slices | None, Field(examples=[2])] = None
     """GPUs per PCIe root (None: not known)."""
-    source: Annotated[str, Field(max_length=1000)] = ""
+    source: Annotated[
+        str, Field(max_length=1000, examples=["nvidia-smi topo -m on one of our nodes"])
+    ] = ""
     """Where the figures come from."""
-    unverified: list[Literal["numaNode", "pcieRoot"]] = []
+    unverified: Annotated[
+        list[Literal["numaNode", "pcieRoot"]], Field(examples=[["pcieRoot"]])
+    ] = []
     """Figures no published topology dump confirms."""
 
 
@@ -124,9 +146,34 @@ class GpuModelSpec(Strict):
         str, Field(alias="pciDeviceId", pattern=r"^0x[0-9A-F]{4}$", examples=["0x2BB5"])
     ]
     """The PCI device id, which mig-parted's `device-filter` names (upper-case hex)."""
-    mig: MigSpec | None = None
+    mig: Annotated[
+        MigSpec | None,
+        Field(
+            examples=[
+                {
+                    "memorySlices": 4,
+                    "computeSlices": 4,
+                    "profiles": [
+                        {
+                            "name": "4g.96gb",
+                            "giProfileId": 0,
+                            "computeSlices": 4,
+                            "memorySlices": 4,
+                            "starts": [0],
+                            "memoryMiB": 97280,
+                        }
+                    ],
+                }
+            ]
+        ),
+    ] = None
     """The MIG geometry (None: the model has no MIG)."""
-    boards: Annotated[list[BoardSpec], Field(max_length=8)] = []
+    boards: Annotated[
+        list[BoardSpec],
+        Field(
+            max_length=8, examples=[[{"name": "rtx-8", "gpus": 8, "numaNode": 4, "pcieRoot": 2}]]
+        ),
+    ] = []
     """The boards the model ships on, at most one per GPU count."""
 
 
@@ -134,4 +181,18 @@ class GpuModel(PolicyObject):
     """A GPU model for the fleet's catalog: `metadata.name` is its id."""
 
     kind: Literal["GpuModel"]
-    spec: GpuModelSpec
+    spec: Annotated[
+        GpuModelSpec,
+        Field(
+            examples=[
+                {
+                    "productName": "NVIDIA RTX PRO 6000 Blackwell Server Edition",
+                    "architecture": "Blackwell",
+                    "cudaComputeCapability": "12.0",
+                    "memoryMiB": 97887,
+                    "pciDeviceId": "0x2BB5",
+                }
+            ]
+        ),
+    ]
+    """What the driver publishes for the model, its MIG geometry and boards."""
