@@ -14,6 +14,7 @@ $(STAMP): pyproject.toml requirements.lock
 compile: $(STAMP)
 	$(BIN)/gpufleet compile --policies policies --out out
 	$(BIN)/gpufleet schema > docs/policy.schema.json
+	$(BIN)/gpufleet schema --diagnostics > docs/diagnostics.schema.json
 
 check: $(STAMP)
 	$(BIN)/gpufleet check --policies policies

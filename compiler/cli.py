@@ -1,7 +1,6 @@
 """The `gpufleet` command line: a thin shell over the pipeline stages.
 
-Exit codes: 0 ok, 1 policy problem (infeasible, semantic error, stale out/),
-2 invalid input or usage, 3 internal error or solver timeout.
+Exit codes: compiler.diagnostics.codes.EXIT_CODES (README.md, Exit codes).
 """
 
 from __future__ import annotations
@@ -11,13 +10,22 @@ import os
 import sys
 import traceback
 from collections.abc import Sequence
-from contextlib import ExitStack
+from contextlib import ExitStack, nullcontext, redirect_stdout
 from pathlib import Path
 
 from compiler import __version__
 from compiler.diagnostics import CompileError, Diagnostic, Span, exit_code_for, fail
-from compiler.diagnostics.codes import EXIT_INPUT, EXIT_INTERNAL, EXIT_OK, EXIT_POLICY
-from compiler.diagnostics.formats import FORMATS, FORMATTERS
+from compiler.diagnostics.codes import (
+    EXIT_CODES,
+    EXIT_INPUT,
+    EXIT_INTERNAL,
+    EXIT_OK,
+    EXIT_POLICY,
+    EXIT_STRICT,
+)
+from compiler.diagnostics.document import diagnostics_schema_text
+from compiler.diagnostics.formats import DOCUMENT_FORMATS, FORMATS
+from compiler.diagnostics.output import DiagnosticOutput
 from compiler.diagnostics.terminal import visible
 from compiler.load.loader import display_path
 from compiler.migrate import migrate, plan_migration
@@ -78,10 +86,16 @@ def _seconds_or_none(text: str) -> float:
     return 0.0 if text.strip() in ("0", "0.0") else _seconds(text)
 
 
+PRODUCT_COMMANDS = ("diff", "report", "render", "explain")
+"""Commands whose stdout is their product (a diff, Markdown, YAML, a table): their
+diagnostics are lines on stderr (text, github), never a document on stdout."""
+
+
 def _command(
     commands: argparse._SubParsersAction[_Parser], name: str, summary: str
 ) -> argparse.ArgumentParser:
-    """A subcommand with the options every policy command has: --policies and --format."""
+    """A subcommand with the options every policy command has: --policies, --format and
+    --strict."""
     sub = commands.add_parser(name, help=summary, description=summary)
     sub.add_argument(
         "--policies",
@@ -89,17 +103,28 @@ def _command(
         default=Path("policies"),
         help="policy directory (default: policies)",
     )
+    product = name in PRODUCT_COMMANDS
     sub.add_argument(
         "--format",
-        choices=FORMATS,
+        choices=[f for f in FORMATS if not (product and f in DOCUMENT_FORMATS)],
         default=None,
-        help="diagnostic format (default: github under GitHub Actions, else text)",
+        help="diagnostic format (default: github under GitHub Actions, else text)"
+        + ("" if product else "; json and sarif write one document to stdout"),
+    )
+    sub.add_argument(
+        "--strict",
+        action="store_true",
+        help=f"warnings fail the run (exit {EXIT_STRICT}); compile then writes nothing",
     )
     return sub
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="gpufleet", description=__doc__.split("\n")[0] if __doc__ else None)
+    parser = _Parser(
+        prog="gpufleet",
+        description=__doc__.split("\n")[0] if __doc__ else None,
+        epilog="exit codes: " + "; ".join(f"{n} {text}" for n, text in EXIT_CODES.items()),
+    )
     parser.add_argument("--version", action="version", version=f"gpufleet {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     for name, summary in (
@@ -169,18 +194,17 @@ def _parser() -> argparse.ArgumentParser:
             action="store_true",
             help="write nothing; exit 1 if anything would change",
         )
-    commands.add_parser(
+    schema = commands.add_parser(
         "schema",
         help="print the JSON Schema of the policy language",
         description="print the JSON Schema of the policy language (for editors and CI)",
     )
+    schema.add_argument(
+        "--diagnostics",
+        action="store_true",
+        help="print the JSON Schema of `--format json` output instead",
+    )
     return parser
-
-
-def _report(diagnostics: Sequence[Diagnostic], fmt: str) -> None:
-    formatter = FORMATTERS[fmt]
-    for diagnostic in diagnostics:
-        sys.stderr.write(formatter(diagnostic) + "\n")
 
 
 def _check_output_outside_policies(args: argparse.Namespace) -> None:
@@ -210,13 +234,13 @@ def _check_output_outside_policies(args: argparse.Namespace) -> None:
         )
 
 
-def _run(args: argparse.Namespace, fmt: str) -> int:
+def _run(args: argparse.Namespace, output: DiagnosticOutput) -> int:
     out_from_repository_root(args)
     _check_output_outside_policies(args)
     with ExitStack() as held:
         for directory, write in _output_directories(args):
             held.enter_context(locked(directory, write=write, timeout=args.lock_timeout))
-        return _run_command(args, fmt)
+        return _run_command(args, output)
 
 
 def _output_directories(args: argparse.Namespace) -> list[tuple[Path, bool]]:
@@ -233,16 +257,25 @@ def _output_directories(args: argparse.Namespace) -> list[tuple[Path, bool]]:
     return directories
 
 
-def _run_command(args: argparse.Namespace, fmt: str) -> int:
+def _strict_stop(output: DiagnosticOutput, what: str) -> bool:
+    """Whether --strict ends the run here because warnings were reported (saying so)."""
+    if not output.strict_failure():
+        return False
+    sys.stderr.write(f"note: --strict: warnings fail the run; {what}\n")
+    return True
+
+
+def _run_command(args: argparse.Namespace, output: DiagnosticOutput) -> int:
+    report = output.report
     if args.command in REVIEW_COMMANDS:
-        return REVIEW_COMMANDS[args.command](args, lambda d: _report(d, fmt))
+        return REVIEW_COMMANDS[args.command](args, report)
     if args.command == "schema":
-        sys.stdout.write(policy_schema_text())
+        sys.stdout.write(diagnostics_schema_text() if args.diagnostics else policy_schema_text())
         return EXIT_OK
     if args.command == "explain":
-        compiled = compile_as_compile_would(args, lambda d: _report(d, fmt))
+        compiled = compile_as_compile_would(args, report)
         fleet, plans = compiled.fleet, compiled.plans
-        _report(fleet.warnings, fmt)
+        report(fleet.warnings)
         print(
             "\n\n".join(
                 capacity_breakdown(c, p) for c, p in zip(fleet.clusters, plans, strict=True)
@@ -257,16 +290,20 @@ def _run_command(args: argparse.Namespace, fmt: str) -> int:
         fleet, _ = check_policies(
             args.policies, args.solver_time_limit, explain_time_limit=args.explain_time_limit
         )
-        _report(fleet.warnings, fmt)
+        report(fleet.warnings)
+        output.suppress([s for silenced in fleet.suppressions for s in silenced.suppressed()])
         _check_ownership(fleet, args.policies)
+        if _strict_stop(output, "the policies are feasible"):
+            return EXIT_STRICT
         print(
             f"ok: {len(fleet.clusters)} clusters, {sum(len(c.guarantees) for c in fleet.clusters)}"
             " guarantees, all feasible"
         )
         return EXIT_OK
     timings = StageTimings()
-    compiled = compile_as_compile_would(args, lambda d: _report(d, fmt), timings)
-    _report(compiled.warnings, fmt)
+    compiled = compile_as_compile_would(args, report, timings)
+    report(compiled.warnings)
+    output.suppress([s for silenced in compiled.fleet.suppressions for s in silenced.suppressed()])
     if args.validate:
         with timings.stage("validate"):
             _validate(compiled)
@@ -276,7 +313,7 @@ def _run_command(args: argparse.Namespace, fmt: str) -> int:
             changes = compare_tree(args.out, compiled.tree)
         _print_timings(args, timings)
         note_foreign(args.out, changes.foreign)
-        _report(conflict_diagnostics(args.out, changes.conflicts), fmt)
+        report(conflict_diagnostics(args.out, changes.conflicts))
         if changes.stale:
             stale = [
                 ("added", changes.added),
@@ -284,7 +321,7 @@ def _run_command(args: argparse.Namespace, fmt: str) -> int:
                 ("removed", changes.removed),
             ]
             listing = "; ".join(f"{what}: {', '.join(paths)}" for what, paths in stale if paths)
-            _report(
+            report(
                 [
                     Diagnostic(
                         "GF501",
@@ -292,12 +329,15 @@ def _run_command(args: argparse.Namespace, fmt: str) -> int:
                         Span(str(args.out)),
                         ("run `make compile` (gpufleet compile) and commit out/",),
                     )
-                ],
-                fmt,
+                ]
             )
             return EXIT_POLICY
+        if _strict_stop(output, f"{args.out} is up to date"):
+            return EXIT_STRICT
         print(f"ok: {args.out} is up to date ({len(compiled.tree)} files)")
         return EXIT_OK
+    if _strict_stop(output, f"nothing was written to {args.out}"):
+        return EXIT_STRICT
     try:
         with timings.stage("write"):
             changes = write_tree(args.out, compiled.tree)
@@ -399,24 +439,34 @@ def _validate(compiled: Compiled) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; never lets a Python traceback reach the user."""
     words = list(sys.argv[1:] if argv is None else argv)
-    fmt = _default_format(words)
+    output = DiagnosticOutput(_default_format(words))
     try:
         args = _parser().parse_args(words)
     except _UsageError as error:
-        if fmt == "text":
+        if output.format == "text":
             sys.stderr.write(error.usage)
         hint = "`gpufleet --help` lists the commands, `gpufleet COMMAND --help` their options"
-        _report([Diagnostic("GF113", str(error), None, (hint,))], fmt)
-        return EXIT_INPUT
+        output.report([Diagnostic("GF113", str(error), None, (hint,))])
+        return output.finish(EXIT_INPUT)
+    output.strict = getattr(args, "strict", False)
+    output.policies = getattr(args, "policies", None)
+    # a document owns stdout: what the command says as text goes to stderr
+    with redirect_stdout(sys.stderr) if output.is_document else nullcontext():
+        code = _guarded(args, output)
+    return output.finish(code)
+
+
+def _guarded(args: argparse.Namespace, output: DiagnosticOutput) -> int:
+    """Run the command; its diagnostics, and any failure as one, go to `output`."""
     try:
-        return _run(args, fmt)
+        return _run(args, output)
     except CompileError as error:
-        _report(error.diagnostics, fmt)
+        output.report(error.diagnostics)
         return exit_code_for(error.diagnostics) or EXIT_POLICY
     except Exception as error:
         if os.environ.get("GPUFLEET_DEBUG"):
             traceback.print_exc()
-        _report(
+        output.report(
             [
                 Diagnostic(
                     "GF001",
@@ -427,8 +477,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         "GPUFLEET_DEBUG=1 prints the traceback",
                     ),
                 )
-            ],
-            fmt,
+            ]
         )
         return EXIT_INTERNAL
 

@@ -19,6 +19,7 @@ from compiler import codeowners
 from compiler.diagnostics import Diagnostic, Span, fail
 from compiler.load.loader import display_path, policy_files
 from compiler.model.fleet import Fleet
+from compiler.repository import repository_root
 from compiler.resolve import ResolvedFleet
 
 
@@ -32,16 +33,6 @@ class Ownership:
     then each team's file."""
     expected: dict[str, tuple[str, ...]]
     """Every policy file, relative to the repository root -> its owners."""
-
-
-def repository_root(policies: Path) -> Path:
-    """The nearest directory above `policies` (or itself) that holds `.git`; the policy
-    directory's parent when there is none (an unpacked tree)."""
-    start = policies.resolve()
-    for candidate in (start, *start.parents):
-        if (candidate / ".git").exists():
-            return candidate
-    return start.parent
 
 
 def ownership(fleet: ResolvedFleet, policies: Path) -> Ownership | None:

@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from compiler.diagnostics import CompileError, Diagnostic, Span
+from compiler.diagnostics.document import diagnostics_document
 from compiler.diagnostics.excerpt import WINDOW
-from compiler.diagnostics.formats import format_github, format_json, format_text
+from compiler.diagnostics.formats import format_github, format_text
 from compiler.load import load_policies
 
 MiB = 2**20
@@ -177,7 +178,9 @@ def test_control_characters_are_printed_visibly(raw: str, shown: str) -> None:
     github = format_github(diagnostic)
     assert unsafe(github) == []
     assert f"a{shown}b".replace("%", "%25") in github
-    assert json.loads(format_json(diagnostic))["message"] == f"unknown tier 'a{raw}b'"
+    document = diagnostics_document([diagnostic], [], strict=False, exit_code=1)
+    assert unsafe(document) == []
+    assert json.loads(document)["diagnostics"][0]["message"] == f"unknown tier 'a{raw}b'"
 
 
 def test_escape_sequences_in_a_policy_file_are_quoted_visibly(tmp_path: Path) -> None:
@@ -205,7 +208,7 @@ def test_the_caret_stays_under_its_character_after_invisible_ones(tmp_path: Path
         assert source[caret.index("^")] == character
 
 
-@pytest.mark.parametrize("fmt", ["text", "github", "json"])
+@pytest.mark.parametrize("fmt", ["text", "github", "json", "sarif"])
 @pytest.mark.parametrize(
     "content",
     [
@@ -221,10 +224,16 @@ def test_the_command_line_prints_no_control_character(
     policies.mkdir()
     (policies / "bad\x1b[1m.yaml").write_text(content)
     code, out, err = run_cli("check", "--policies", policies, "--format", fmt)
-    assert code == 2 and out == ""
-    assert unsafe(err) == []
-    if fmt == "json":
-        (line,) = err.splitlines()
-        assert json.loads(line)["file"].endswith("bad\x1b[1m.yaml")
+    assert code == 2 and (err if fmt in ("json", "sarif") else out) == ""
+    assert unsafe(err) == [] and unsafe(out) == []
+    if fmt == "sarif":
+        (result,) = json.loads(out)["runs"][0]["results"]
+        assert (
+            "bad%1B%5B1m.yaml"
+            in result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+        )
+    elif fmt == "json":
+        (found,) = json.loads(out)["diagnostics"]
+        assert found["location"]["file"].endswith("bad\x1b[1m.yaml")
     else:
         assert "bad\\x1b[1m.yaml" in err

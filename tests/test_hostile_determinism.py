@@ -129,9 +129,9 @@ def test_diagnostics_keep_their_order_whatever_the_file_order(
             text = grant.read_text().replace("tier: ", "tier: missing-")
             grant.unlink()
             grant.write_text(text)
-        code, _, err = run_cli("check", "--policies", root, "--format", "json")
+        code, out, _ = run_cli("check", "--policies", root, "--format", "json")
         assert code == 1
-        outputs.append(err.replace(str(root), "ROOT"))
+        outputs.append(out.replace(str(root), "ROOT"))
     assert outputs[0] == outputs[1]
     quotas = sum(g.read_text().count("tier: ") for g in (EXAMPLE / "grants").iterdir())
-    assert outputs[0].count("GF202") == quotas  # one per granted tier
+    assert outputs[0].count('"code": "GF202"') == quotas  # one per granted tier

@@ -1,7 +1,14 @@
 """Diagnostics: the one type every stage reports problems with, its codes and its formats."""
 
 from compiler.diagnostics.codes import CODES, Code, Severity
-from compiler.diagnostics.diagnostic import CompileError, Diagnostic, Span, exit_code_for, fail
+from compiler.diagnostics.diagnostic import (
+    CompileError,
+    Diagnostic,
+    Span,
+    Suppressed,
+    exit_code_for,
+    fail,
+)
 
 __all__ = [
     "CODES",
@@ -10,6 +17,7 @@ __all__ = [
     "Diagnostic",
     "Severity",
     "Span",
+    "Suppressed",
     "exit_code_for",
     "fail",
 ]

@@ -10,6 +10,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+from compiler import PROJECT_URL
+
 
 class Severity(enum.Enum):
     """How bad a diagnostic is; errors stop the compile, warnings do not."""
@@ -22,6 +24,21 @@ EXIT_OK = 0
 EXIT_POLICY = 1
 EXIT_INPUT = 2
 EXIT_INTERNAL = 3
+
+EXIT_CODES: dict[int, str] = {
+    EXIT_OK: "success: no error (warnings do not count, unless --strict)",
+    EXIT_POLICY: "a policy problem: infeasible, a semantic error, a stale out/; with --strict, "
+    "also any warning",
+    EXIT_INPUT: "invalid input or usage: a policy file that does not parse or validate, a "
+    "wrong command line",
+    EXIT_INTERNAL: "an internal error or a time limit: the solver's, or waiting for out/",
+}
+"""Every exit code of the command line and what it means (documented in README.md, which a
+test holds to this table)."""
+
+EXIT_STRICT = EXIT_POLICY
+"""The exit code of a run that found only warnings under --strict: the same as a policy
+problem, since CI treats it as one."""
 
 
 @dataclass(frozen=True)
@@ -352,6 +369,11 @@ CODES: dict[str, Code] = _codes(
 UNSUPPRESSIBLE = frozenset({"GF504", "GF261"})
 """Warnings a fleet's suppressions cannot silence: GF504 is about out/, not the policies, and
 GF261 is about the suppressions themselves."""
+
+
+def help_uri(code: str) -> str:
+    """The page that explains a code, with a FAIL and a PASS example."""
+    return f"{PROJECT_URL}/blob/main/docs/diagnostics/{code}.md"
 
 
 def suppressible(code: str) -> bool:

@@ -59,6 +59,16 @@ class Diagnostic:
         return (span.file, span.line, span.column, self.code, self.message)
 
 
+@dataclass(frozen=True)
+class Suppressed:
+    """A warning the fleet silenced, with the suppression's reason and where it is written:
+    not printed as text, but kept in the json and sarif documents (SARIF's `suppressions`)."""
+
+    diagnostic: Diagnostic
+    reason: str
+    span: Span
+
+
 class CompileError(Exception):
     """Raised by a stage that cannot go on; carries every diagnostic it found, each once (the
     same finding in each of 50 clusters, say a tier's CEL syntax error, is one diagnostic)."""

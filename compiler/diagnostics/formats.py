@@ -1,13 +1,14 @@
-"""Diagnostic formatters: pure functions from a diagnostic to text (text, json, github).
+"""Diagnostic formats: text and github print a line (or a few) per diagnostic as it is
+found; json and sarif are documents of the whole run (compiler.diagnostics.document and
+.sarif), written once when the command ends.
 
 Text and github output go to terminals and CI logs: every piece of it that can hold user text
-(file names, messages, hints, notes, quoted lines) passes through `visible`. JSON is exact:
-its own escapes already keep control characters out of the stream.
+(file names, messages, hints, notes, quoted lines) passes through `visible`. The documents
+are exact JSON: its own escapes keep control characters out of the stream.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 
 from compiler.diagnostics.codes import CODES
@@ -15,7 +16,9 @@ from compiler.diagnostics.diagnostic import Diagnostic, Span
 from compiler.diagnostics.excerpt import source_excerpt
 from compiler.diagnostics.terminal import visible
 
-FORMATS = ("text", "json", "github")
+FORMATS = ("text", "json", "github", "sarif")
+DOCUMENT_FORMATS = ("json", "sarif")
+"""The formats that write one document to stdout when the command ends."""
 
 
 def _excerpt(span: Span) -> list[str]:
@@ -42,28 +45,6 @@ def format_text(diagnostic: Diagnostic) -> str:
     lines.extend(visible(f"  = hint: {hint}") for hint in diagnostic.hints)
     lines.extend(visible(f"  = note: {note} ({span})") for note, span in diagnostic.related)
     return "\n".join(lines)
-
-
-def format_json(diagnostic: Diagnostic) -> str:
-    """One JSON object per line."""
-    span = diagnostic.span
-    return json.dumps(
-        {
-            "code": diagnostic.code,
-            "name": CODES[diagnostic.code].name,
-            "severity": diagnostic.severity.value,
-            "message": diagnostic.message,
-            "file": span.file if span else None,
-            "line": span.line if span else None,
-            "column": span.column if span else None,
-            "hints": list(diagnostic.hints),
-            "related": [
-                {"message": m, "file": s.file, "line": s.line, "column": s.column}
-                for m, s in diagnostic.related
-            ],
-        },
-        sort_keys=True,
-    )
 
 
 def _escape_github(text: str) -> str:
@@ -102,8 +83,7 @@ def format_github(diagnostic: Diagnostic) -> str:
     return "\n".join(lines)
 
 
-FORMATTERS: dict[str, Callable[[Diagnostic], str]] = {
+LINE_FORMATTERS: dict[str, Callable[[Diagnostic], str]] = {
     "text": format_text,
-    "json": format_json,
     "github": format_github,
 }

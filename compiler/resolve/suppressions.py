@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from compiler.diagnostics import CODES, Diagnostic, Severity, Span
+from compiler.diagnostics import CODES, Diagnostic, Severity, Span, Suppressed
 from compiler.diagnostics.codes import UNSUPPRESSIBLE, suppressible
 from compiler.model.policy import Fleet
 from compiler.model.suppression import Suppression
@@ -30,6 +30,11 @@ class Silenced:
         parts = [f"cluster {self.suppression.cluster}"] if self.suppression.cluster else []
         parts += [f"team {self.suppression.team}"] if self.suppression.team else []
         return ", ".join(parts) or "fleet-wide"
+
+    def suppressed(self) -> tuple[Suppressed, ...]:
+        """What it silenced, each with its reason and place (for the json and sarif
+        documents)."""
+        return tuple(Suppressed(f, self.suppression.reason, self.span) for f in self.findings)
 
     def silences(self, diagnostic: Diagnostic) -> bool:
         """Whether this suppression covers the warning: its code, within its scope."""

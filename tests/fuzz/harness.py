@@ -3,8 +3,10 @@
 - It ends, within the time limit, and its memory stays within the bound; no process of its
   own outlives it.
 - It exits 0, 1 or 2: never 3 (internal error, solver timeout), never by a signal.
-- Its stderr is diagnostics only (JSON lines with --format json: no traceback), each with a
-  registered code; every error diagnostic has a file, a line and a column.
+- Its stdout is one diagnostics document (--format json) whose exit code is the run's, each
+  diagnostic with a registered code; every error diagnostic has a file, a line and a
+  column. Its stderr holds only what the command says as text (`compiled ...`, notes): no
+  traceback.
 - A non-zero exit has an error diagnostic whose code calls for that exit; exit 0 has none
   and says `compiled`.
 - What it writes parses: every YAML file it adds or changes is a stream of mappings.
@@ -91,23 +93,24 @@ def snapshot(root: Path) -> Tree:
     return dict(sorted(tree.items()))
 
 
-def diagnostics(stderr: str) -> tuple[list[dict[str, object]], list[str]]:
-    """The JSON diagnostics of a run's stderr, and the lines that are none."""
-    parsed: list[dict[str, object]] = []
-    other: list[str] = []
-    for line in stderr.splitlines():
-        if not line.strip():
-            continue
-        try:
-            value = json.loads(line)
-        except json.JSONDecodeError:
-            other.append(line)
-            continue
-        if isinstance(value, dict):
-            parsed.append(value)
-        else:
-            other.append(line)
-    return parsed, other
+def diagnostics(stdout: str, stderr: str) -> tuple[list[dict[str, object]], list[str], int | None]:
+    """The diagnostics of a run's JSON document (stdout), the lines of its output that are
+    neither the document nor the command's own words, and the exit code the document says."""
+    try:
+        document = json.loads(stdout)
+    except json.JSONDecodeError:
+        return [], [f"stdout is not one JSON document: {stdout[:200]!r}"], None
+    if not isinstance(document, dict) or not isinstance(document.get("diagnostics"), list):
+        return [], [f"stdout is not a diagnostics document: {stdout[:200]!r}"], None
+    parsed = [d for d in document["diagnostics"] if isinstance(d, dict)]
+    other = [
+        line
+        for line in stderr.splitlines()
+        if line.strip() and not line.startswith(("compiled ", "note: "))
+    ]
+    summary = document.get("summary")
+    exit_code = summary.get("exitCode") if isinstance(summary, dict) else None
+    return parsed, other, exit_code if isinstance(exit_code, int) else None
 
 
 def judge(outcome: Outcome, limits: Limits) -> Verdict:
@@ -124,11 +127,13 @@ def judge(outcome: Outcome, limits: Limits) -> Verdict:
         )
     if finished.stray:
         problems.append(Problem("stray", f"{finished.stray} process(es) outlived the run"))
-    found, other = diagnostics(outcome.stderr)
+    found, other, documented = diagnostics(outcome.stdout, outcome.stderr)
     if finished.status not in (0, 1, 2):
         problems.append(Problem("crash", f"exit {finished.status}: {_first(outcome.stderr)}"))
     if other:
-        problems.append(Problem("crash", f"stderr is not diagnostics: {other[0][:200]!r}"))
+        problems.append(Problem("crash", f"output is not diagnostics: {other[0][:200]!r}"))
+    elif documented != finished.status:
+        problems.append(Problem("exit", f"exit {finished.status}, the document says {documented}"))
     _judge_diagnostics(found, verdict)
     errors = [d for d in found if d.get("severity") == "error"]
     verdict.codes = sorted({str(d.get("code")) for d in errors})
@@ -143,8 +148,8 @@ def judge(outcome: Outcome, limits: Limits) -> Verdict:
     if finished.status == 0:
         if errors:
             problems.append(Problem("exit", f"exit 0 with errors {verdict.codes}"))
-        if not outcome.stdout.startswith("compiled "):
-            problems.append(Problem("exit", f"exit 0 says {outcome.stdout[:100]!r}"))
+        if not outcome.stderr.startswith("compiled "):
+            problems.append(Problem("exit", f"exit 0 says {outcome.stderr[:100]!r}"))
     _judge_out(outcome, problems)
     return verdict
 
@@ -165,11 +170,9 @@ def _judge_diagnostics(found: list[dict[str, object]], verdict: Verdict) -> None
             verdict.problems.append(Problem("crash", f"{code}: {message}"))
         if diagnostic.get("severity") != "error":
             continue
-        file, line, column = (
-            diagnostic.get("file"),
-            diagnostic.get("line"),
-            diagnostic.get("column"),
-        )
+        location = diagnostic.get("location")
+        where = location if isinstance(location, dict) else {}
+        file, line, column = where.get("file"), where.get("line"), where.get("column")
         if not (isinstance(file, str) and file):
             verdict.problems.append(Problem("diagnostic", f"{code} has no file: {message}"))
         elif not (isinstance(line, int) and line >= 1 and isinstance(column, int) and column >= 1):

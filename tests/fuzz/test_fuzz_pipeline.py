@@ -10,6 +10,7 @@ reproducible all day); a failure prints how to replay it.
 from __future__ import annotations
 
 import datetime
+import json
 import os
 import random
 import signal
@@ -102,19 +103,38 @@ NEW_OUT = {
     "b.yaml": b"kind: C\n",
     OWNED_LIST: b"# owned\na.yaml\nb.yaml\n",
 }
-ERROR = (
-    '{"code": "GF101", "severity": "error", "message": "bad", "file": "policies/a.yaml",'
-    ' "line": 3, "column": 5}\n'
-)
+ERROR: dict[str, object] = {
+    "code": "GF101",
+    "severity": "error",
+    "message": "bad",
+    "location": {"file": "policies/a.yaml", "line": 3, "column": 5},
+}
+
+
+def _document(found: list[dict[str, object]], exit_code: int) -> str:
+    """The --format json document of a run that found `found` and exited `exit_code`."""
+    return json.dumps(
+        {
+            "schemaVersion": "gpufleet.dev/diagnostics/v1",
+            "diagnostics": found,
+            "suppressed": [],
+            "summary": {"exitCode": exit_code},
+        }
+    )
 
 
 def _outcome(
-    finished: Finished, stderr: str = "", after: dict[str, bytes] = OLD, **more: object
+    finished: Finished,
+    found: list[dict[str, object]] | None = None,
+    stderr: str = "",
+    after: dict[str, bytes] = OLD,
+    **more: object,
 ) -> Outcome:
+    said = "compiled c1: 0 nodes change MIG configuration\n" if finished.status == 0 else ""
     values: dict[str, object] = {
         "finished": finished,
-        "stdout": "compiled c1: 0 nodes change MIG configuration" if finished.status == 0 else "",
-        "stderr": stderr,
+        "stdout": _document(found or [], finished.status),
+        "stderr": said + stderr,
         "policies_before": {"a.yaml": b"x"},
         "policies_after": {"a.yaml": b"x"},
         "old": OLD,
@@ -125,12 +145,18 @@ def _outcome(
     return Outcome(**values)  # type: ignore[arg-type]
 
 
+def _at(line: object = 3, code: str = "GF101") -> list[dict[str, object]]:
+    return [
+        {**ERROR, "code": code, "location": {"file": "policies/a.yaml", "line": line, "column": 5}}
+    ]
+
+
 def _kinds(outcome: Outcome) -> list[str]:
     return sorted({p.kind for p in judge(outcome, Limits()).problems})
 
 
 def test_the_judge_accepts_what_keeps_the_contract() -> None:
-    assert _kinds(_outcome(_finished(2), ERROR)) == []
+    assert _kinds(_outcome(_finished(2), [ERROR])) == []
     assert _kinds(_outcome(_finished(0), after=NEW_OUT)) == []
     assert _kinds(_outcome(_finished(0), after=OLD)) == []
 
@@ -139,26 +165,28 @@ def test_the_judge_accepts_what_keeps_the_contract() -> None:
     ("outcome", "kind"),
     [
         (
-            _outcome(_finished(3), '{"code": "GF001", "severity": "error", "message": "x"}\n'),
+            _outcome(_finished(3), [{"code": "GF001", "severity": "error", "message": "x"}]),
             "crash",
         ),
         (_outcome(_finished(-signal.SIGSEGV)), "crash"),
-        (_outcome(_finished(2), ERROR + "Traceback (most recent call last):\n"), "crash"),
+        (_outcome(_finished(2), [ERROR], "Traceback (most recent call last):\n"), "crash"),
+        (_outcome(_finished(2), [ERROR], stdout="compiled"), "crash"),
+        (_outcome(_finished(2), [ERROR], stdout=_document([ERROR], 1)), "exit"),
         (_outcome(_finished(2, timed_out=True)), "hang"),
-        (_outcome(_finished(2, rss_growth=2 << 30), ERROR), "memory"),
-        (_outcome(_finished(2, stray=1), ERROR), "stray"),
-        (_outcome(_finished(2), ERROR.replace('"line": 3', '"line": null')), "diagnostic"),
-        (_outcome(_finished(2), ERROR.replace('"GF101"', '"GF999"')), "diagnostic"),
-        (_outcome(_finished(1), ERROR), "exit"),
+        (_outcome(_finished(2, rss_growth=2 << 30), [ERROR]), "memory"),
+        (_outcome(_finished(2, stray=1), [ERROR]), "stray"),
+        (_outcome(_finished(2), _at(line=None)), "diagnostic"),
+        (_outcome(_finished(2), _at(code="GF999")), "diagnostic"),
+        (_outcome(_finished(1), [ERROR]), "exit"),
         (_outcome(_finished(2)), "exit"),
-        (_outcome(_finished(0), ERROR, after=NEW_OUT), "exit"),
-        (_outcome(_finished(2), ERROR, after=NEW_OUT), "out"),
-        (_outcome(_finished(2), ERROR, after={}), "out"),
+        (_outcome(_finished(0), [ERROR], after=NEW_OUT), "exit"),
+        (_outcome(_finished(2), [ERROR], after=NEW_OUT), "out"),
+        (_outcome(_finished(2), [ERROR], after={}), "out"),
         (_outcome(_finished(0), after={**NEW_OUT, "b.yaml": b"kind: "}), "out"),
         (_outcome(_finished(0), after={k: v for k, v in NEW_OUT.items() if k != "b.yaml"}), "out"),
         (_outcome(_finished(0), after={**NEW_OUT, OWNED_LIST: b"a.yaml\n"}), "out"),
-        (_outcome(_finished(2), ERROR, leftovers=(".out.staging",)), "out"),
-        (_outcome(_finished(2), ERROR, policies_after={}), "out"),
+        (_outcome(_finished(2), [ERROR], leftovers=(".out.staging",)), "out"),
+        (_outcome(_finished(2), [ERROR], policies_after={}), "out"),
         (_outcome(_finished(0), after=NEW_OUT, new=None), "out"),
         (
             _outcome(
