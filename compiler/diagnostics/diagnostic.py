@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from compiler.diagnostics.causes import causal_layer
 from compiler.diagnostics.codes import CODES, Severity
 
 
@@ -53,10 +54,11 @@ class Diagnostic:
         """The process exit code this diagnostic calls for if it is an error."""
         return CODES[self.code].exit_code
 
-    def sort_key(self) -> tuple[str, int, int, str, str]:
-        """A total order so diagnostics print the same way on every run."""
+    def sort_key(self) -> tuple[int, str, int, int, str, str]:
+        """A total order so diagnostics print the same way on every run: causes before the
+        consequences they bring about (compiler.diagnostics.causes), then file and position."""
         span = self.span or Span("")
-        return (span.file, span.line, span.column, self.code, self.message)
+        return (causal_layer(self.code), span.file, span.line, span.column, self.code, self.message)
 
 
 @dataclass(frozen=True)
