@@ -57,10 +57,11 @@ def check_policies(
 
 def resolve_policies(policies: Path, timings: StageTimings = NO_TIMINGS) -> ResolvedFleet:
     """Load, model and resolve the policies (what needs no solving: ownership, migration)."""
+    warnings: list[Diagnostic] = []
     with timings.stage("load"):
-        documents = load_policies(policies)
+        documents = load_policies(policies, warnings)
     with timings.stage("model"):
-        policies_model = build_policies(documents)
+        policies_model = build_policies(documents, warnings)
     with timings.stage("resolve"):
         return resolve(policies_model, load_catalog())
 

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from compiler.diagnostics import CompileError, Diagnostic
+from compiler.diagnostics import CompileError, Diagnostic, Severity
 from compiler.load import load_policies
 from compiler.load.budget import MAX_DEPTH, MAX_NODES_PER_FILE, check_budget
 from compiler.load.loader import MAX_FILE_BYTES, parse_documents
-from compiler.pipeline import Compiled, compile_policies
+from compiler.pipeline import Compiled, check_policies, compile_policies
 from tests.conftest import committed_plans
 
 
@@ -407,11 +407,46 @@ def test_non_utf8_bytes_are_reported_at_the_file(tmp_path: Path) -> None:
     assert diagnostic.code == "GF109" and "not UTF-8" in diagnostic.message
 
 
-@pytest.mark.parametrize("content", [b"", b"\n\n", b"# nothing\n", b"---\n...\n"])
-def test_empty_files_are_skipped(tmp_path: Path, content: bytes) -> None:
+@pytest.mark.parametrize(
+    "content", [b"", b"\n\n", b"# nothing\n", b"---\n...\n", b"# a\n---\n# b\n---\n", b"~\n"]
+)
+def test_an_empty_file_is_skipped_with_a_warning(tmp_path: Path, content: bytes) -> None:
     (tmp_path / "empty.yaml").write_bytes(content)
     (tmp_path / "real.yaml").write_text("a: 1\n")
-    assert [d.data for d in load_policies(tmp_path)] == [{"a": 1}]
+    warnings: list[Diagnostic] = []
+    assert [d.data for d in load_policies(tmp_path, warnings)] == [{"a": 1}]
+    (warning,) = warnings
+    assert (warning.code, warning.severity) == ("GF111", Severity.WARNING)
+    assert warning.span is not None and warning.span.file.endswith("empty.yaml")
+    assert (warning.span.line, warning.span.column) == (1, 1)
+    assert warning.hints
+
+
+def test_a_file_with_one_real_document_beside_empty_ones_is_not_empty(tmp_path: Path) -> None:
+    (tmp_path / "real.yaml").write_text("---\n# first\n---\na: 1\n---\n")
+    warnings: list[Diagnostic] = []
+    assert [d.data for d in load_policies(tmp_path, warnings)] == [{"a": 1}]
+    assert warnings == []
+
+
+def test_an_empty_policy_file_is_an_ordinary_warning_a_suppression_silences(
+    policy_copy: Path,
+) -> None:
+    (policy_copy / "teams" / "forgotten.yaml").write_text("# to be written\n---\n")
+    fleet, _ = check_policies(policy_copy)
+    (empty,) = [w for w in fleet.warnings if w.code == "GF111"]
+    assert empty.span is not None and empty.span.file.endswith("teams/forgotten.yaml")
+    fleet_yaml = policy_copy / "fleet.yaml"
+    fleet_yaml.write_text(
+        fleet_yaml.read_text().replace(
+            "  denyUnownedClaims: true\n",
+            "  denyUnownedClaims: true\n"
+            "  suppressions: [{code: GF111, reason: the team writes it next week}]\n",
+        )
+    )
+    fleet, _ = check_policies(policy_copy)
+    assert "GF111" not in [w.code for w in fleet.warnings]
+    assert [f.code for s in fleet.suppressions for f in s.findings] == ["GF111"]
 
 
 def test_policy_symlink_to_outside_is_refused(tmp_path: Path) -> None:

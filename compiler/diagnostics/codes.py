@@ -76,6 +76,7 @@ CODES: dict[str, Code] = _codes(
     Code("GF108", "missing-field", E, EXIT_INPUT, "a required field is missing"),
     Code("GF109", "unreadable-file", E, EXIT_INPUT, "a policy file cannot be read as UTF-8"),
     Code("GF110", "no-policies", E, EXIT_INPUT, "no policy files were found"),
+    Code("GF111", "empty-file", W, EXIT_OK, "a policy file holds no policy document"),
     Code("GF112", "duplicate-object", E, EXIT_INPUT, "two documents define the same object"),
     Code("GF113", "usage", E, EXIT_INPUT, "the command line is wrong"),
     Code("GF120", "yaml-budget", E, EXIT_INPUT, "a file exceeds a size, depth or node budget"),

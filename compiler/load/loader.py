@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml as pyyaml
 
-from compiler.diagnostics import CompileError, Diagnostic, Span, fail
+from compiler.diagnostics import CompileError, Diagnostic, Severity, Span, fail
 from compiler.load.budget import (
     MAX_DEPTH,
     MAX_NODES_PER_FILE,
@@ -51,8 +51,12 @@ FILES_PER_TASK = 64
 """Files one worker loads at a time: a fleet of hundreds of files is read on every core."""
 
 
-def load_policies(root: FsPath) -> list[SourceDocument]:
-    """Load every policy document below `root`, or raise CompileError with all load problems."""
+def load_policies(root: FsPath, warnings: list[Diagnostic] | None = None) -> list[SourceDocument]:
+    """Load every policy document below `root`, or raise CompileError with all load errors.
+
+    Warnings (a file that holds no document: GF111) go to `warnings`, for the resolve stage
+    to report with its own, so that suppressions and --strict treat them alike.
+    """
     if not root.is_dir():
         raise fail("GF110", f"policy directory {root} does not exist", Span(str(root)))
     files = policy_files(root)
@@ -82,8 +86,11 @@ def load_policies(root: FsPath) -> list[SourceDocument]:
     for found, wrong in loaded:
         documents.extend(found)
         problems.extend(wrong)
-    if problems:
-        raise CompileError(problems)
+    errors = [p for p in problems if p.severity is Severity.ERROR]
+    if errors:
+        raise CompileError(errors)
+    if warnings is not None:
+        warnings.extend(p for p in problems if p.severity is Severity.WARNING)
     return documents
 
 
@@ -103,10 +110,27 @@ def read_files(
         shown = _shown(path, real, here)
         try:
             _check_inside(relative, real, real_root, shown)
-            documents.extend(load_file(path, shown, f"{real_root.name}/{relative.as_posix()}"))
+            found = load_file(path, shown, f"{real_root.name}/{relative.as_posix()}")
         except CompileError as error:
             problems.extend(error.diagnostics)
+            continue
+        documents.extend(found)
+        if not found:
+            problems.append(_empty_file(shown))
     return documents, problems
+
+
+def _empty_file(shown: str) -> Diagnostic:
+    """GF111: a file with nothing but comments, blank lines or empty documents. It is
+    skipped, but it is most likely a policy someone meant to write (or emptied by mistake),
+    so it is said rather than ignored."""
+    return Diagnostic(
+        "GF111",
+        "this file holds no policy document (only comments, blank lines or empty "
+        "documents): it is ignored",
+        Span(shown, 1, 1),
+        ("write the policy it is meant to hold, or delete the file",),
+    )
 
 
 def _check_inside(relative: FsPath, real: FsPath, real_root: FsPath, shown: str) -> None:

@@ -45,10 +45,16 @@ class Policies:
     fleet: Fleet | None
     gpu_models: tuple[GpuModel, ...] = ()
     """GPU models the fleet adds to the built-in catalog."""
+    warnings: tuple[Diagnostic, ...] = ()
+    """Warnings of the earlier stages (an empty file), reported with resolve's own."""
 
 
-def build_policies(documents: Iterable[SourceDocument]) -> Policies:
-    """Validate every document into its kind; raise CompileError listing all that fail."""
+def build_policies(
+    documents: Iterable[SourceDocument], warnings: Iterable[Diagnostic] = ()
+) -> Policies:
+    """Validate every document into its kind; raise CompileError listing all that fail.
+
+    `warnings` are the load stage's, carried on to be reported with resolve's."""
     objects: list[PolicyObject] = []
     problems: list[Diagnostic] = []
     for document in documents:
@@ -74,6 +80,7 @@ def build_policies(documents: Iterable[SourceDocument]) -> Policies:
         ladder=ladders[0] if ladders else None,
         fleet=fleets[0] if fleets else None,
         gpu_models=tuple(of(GpuModel)),
+        warnings=tuple(warnings),
     )
 
 

@@ -116,7 +116,8 @@ def resolve(policies: Policies, catalog: Catalog) -> ResolvedFleet:
                 )
             )
     used = {q.tier for t in teams for q in t.spec.quotas}
-    warnings = [
+    warnings = [*policies.warnings]
+    warnings.extend(
         Diagnostic(
             "GF211",
             f"tier {t.name!r} is not used by any team's quota",
@@ -125,7 +126,7 @@ def resolve(policies: Policies, catalog: Catalog) -> ResolvedFleet:
         )
         for t in policies.tiers
         if t.name not in used
-    ]
+    )
     warnings.extend(
         Diagnostic(
             "GF217",
