@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: compile test e2e check lint bench clean fuzz
+.PHONY: compile test e2e check lint bench clean fuzz wheelhouse
 
 $(STAMP): pyproject.toml requirements.lock
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -24,8 +24,15 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check compiler tests benchmarks scripts
 	$(BIN)/mypy
 
-test: $(STAMP) lint
-	$(BIN)/python -m pytest
+# Wheels of gpufleet's runtime dependencies and build backend, pinned by requirements.lock, made
+# with PyPI once per lock in ~/.cache/gpufleet/wheels/ (tests/wheelhouse.py): the test that
+# installs a tag with pipx (tests/test_install.py) installs from them with no index.
+wheelhouse: $(STAMP)
+	PYTHONPATH=scripts $(BIN)/python -m tests.wheelhouse
+
+# GPUFLEET_WHEELHOUSE=required: a test that needs the wheelhouse fails rather than skips.
+test: $(STAMP) lint wheelhouse
+	GPUFLEET_WHEELHOUSE=required $(BIN)/python -m pytest
 
 # The long fuzz profile (docs/fuzzing.md): FUZZ_CASES mutated fleets through `gpufleet
 # compile`, FUZZ_JOBS at a time, from case FUZZ_FIRST of seed FUZZ_SEED (default: today);

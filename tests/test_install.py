@@ -1,17 +1,28 @@
-"""gpufleet installs as users install it: `pip install git+<repository>@<tag>` into a fresh
-virtual environment, then `gpufleet --version` and a check of the example fleet run from the
-installed package (issue 18). Offline: the dependencies come from this environment (a .pth
-line; its own .pth files, the editable install among them, are not read), the build backend
-too (--no-build-isolation)."""
+"""gpufleet installs as users install it, from a tag of its git repository into a fresh
+environment, then `gpufleet --version` runs from the installed package (issue 18):
+
+- `pip install git+<repository>@<tag>` into a fresh venv, its dependencies from this
+  environment (a .pth line; its own .pth files, the editable install among them, are not read),
+  the build backend too (--no-build-isolation);
+- `pipx install git+<repository>@<tag>` with a fresh PIPX_HOME, exactly as a user runs it
+  (build isolation, every dependency installed into pipx's venv), pip's index switched off and
+  the wheels found in the wheelhouse that `make wheelhouse` made (tests/wheelhouse.py).
+
+Both offline: the repository is a local clone, and nothing is fetched."""
 
 from __future__ import annotations
 
+import os
 import subprocess
+import sys
 import sysconfig
 import venv
 from pathlib import Path
 
+import pytest
+
 from compiler import __version__
+from tests import wheelhouse
 from tests.conftest import REPO
 
 
@@ -38,8 +49,13 @@ def _tagged_repository(target: Path) -> Path:
     return target
 
 
-def test_pip_installs_a_tag_from_git_into_a_fresh_venv(tmp_path: Path) -> None:
-    repository = _tagged_repository(tmp_path / "gpufleet")
+@pytest.fixture(scope="module")
+def repository(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One tagged repository for both installers."""
+    return _tagged_repository(tmp_path_factory.mktemp("gpufleet"))
+
+
+def test_pip_installs_a_tag_from_git_into_a_fresh_venv(repository: Path, tmp_path: Path) -> None:
     fresh = tmp_path / "venv"
     venv.create(fresh, with_pip=True)
     site = Path(
@@ -67,5 +83,54 @@ def test_pip_installs_a_tag_from_git_into_a_fresh_venv(tmp_path: Path) -> None:
     )
     assert Path(where.stdout.strip()).is_relative_to(site), where
     checked = _run(fresh / "bin" / "gpufleet", "check", "--policies", repository / "policies")
+    assert checked.returncode == 0, checked.stderr
+    assert checked.stdout.startswith("ok: "), checked.stdout
+
+
+def _offline_pipx_environment(home: Path, wheels: Path) -> dict[str, str]:
+    """This process's environment without its pip, pipx and PYTHONPATH settings, with pipx's
+    home, bin and man directories under ``home``, the shared libraries' pip left as ensurepip
+    makes it (its upgrade needs an index), and pip (in pipx's venvs and in their isolated build
+    environments alike) finding every wheel in ``wheels`` and nothing on an index."""
+    environment = {
+        name: value
+        for name, value in os.environ.items()
+        if not name.startswith(("PIP_", "PIPX_")) and name != "PYTHONPATH"
+    }
+    return environment | {
+        "PIPX_HOME": str(home / "pipx"),
+        "PIPX_BIN_DIR": str(home / "bin"),
+        "PIPX_MAN_DIR": str(home / "man"),
+        "PIPX_DISABLE_SHARED_LIBS_AUTO_UPGRADE": "1",
+        "PIP_NO_INDEX": "1",
+        "PIP_FIND_LINKS": str(wheels),
+        "PIP_CONFIG_FILE": os.devnull,
+        "PIP_NO_CACHE_DIR": "1",
+        "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+    }
+
+
+def test_pipx_installs_a_tag_from_git(repository: Path, tmp_path: Path) -> None:
+    wheels = wheelhouse.ready()
+    if wheels is None:
+        reason = f"no wheelhouse for this requirements.lock: `{wheelhouse.MAKE_TARGET}` makes it"
+        if os.environ.get("GPUFLEET_WHEELHOUSE") == "required":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    environment = _offline_pipx_environment(tmp_path, wheels)
+    installed = subprocess.run(
+        [sys.executable, "-m", "pipx", "install", f"git+file://{repository}@v{__version__}"],
+        cwd=tmp_path,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    command = tmp_path / "bin" / "gpufleet"
+    assert command.resolve().is_relative_to(tmp_path / "pipx" / "venvs" / "gpufleet"), command
+    version = _run(command, "--version", cwd=tmp_path)
+    assert version.stdout == f"gpufleet {__version__}\n", version.stderr
+    checked = _run(command, "check", "--policies", repository / "policies", cwd=tmp_path)
     assert checked.returncode == 0, checked.stderr
     assert checked.stdout.startswith("ok: "), checked.stdout
