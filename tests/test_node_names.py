@@ -15,7 +15,9 @@ from compiler.model import build_policies
 from compiler.model.cluster import NodePool
 from compiler.names import DNS_SUBDOMAIN_MAX, FILE_NAME_MAX, is_dns_subdomain, shortened
 from compiler.pipeline import Compiled, compile_policies
+from compiler.report.mig import mig_changes
 from compiler.resolve.node_names import PoolNodeNames, shared_name
+from compiler.solve.plan import ClusterPlan
 from compiler.validate import validate_object
 from tests import fleets
 from tests.admission_harness import Cluster as Admission
@@ -309,3 +311,47 @@ def test_a_pod_may_not_name_a_listed_gpu_node_without_claiming(
     pattern = admission.admit(gpu_pod("a", claims=False, node="c1-l40s-0"))
     assert pattern.outcome == "denied"
     assert admission.admit(gpu_pod("a", claims=False, node="cpu-1")).outcome == "allowed"
+
+
+def mig_fleet(write_policies: PolicyWriter, names: list[str]) -> Path:
+    """A pool of listed H100 nodes shared by whole-GPU and 3g.40gb guarantees of two nodes each."""
+    pool = (
+        "\n    - {name: h100, gpu: H100-80GB, gpusPerNode: 8, hostMemory: 2Ti, cpu: 224,"
+        f" mig: allowed, nodeNames: [{', '.join(names)}]}}\n"
+    )
+    return write_policies(
+        {
+            "c.yaml": fleets.cluster(pools=pool),
+            "whole.yaml": fleets.tier("whole", "{select: {models: [H100]}}"),
+            "slice.yaml": fleets.tier("slice", "{partition: 3g.40gb}"),
+            "a.yaml": fleets.team("a", "[{tier: whole, guaranteed: 16}]"),
+            "b.yaml": fleets.team("b", "[{tier: slice, guaranteed: 32}]"),
+        }
+    )
+
+
+def labels_by_name(compiled: Compiled) -> dict[str, str]:
+    (plan,) = compiled.plans
+    (pool,) = compiled.fleet.clusters[0].pools
+    return {pool.pool.node_name("c", i): label for i, label in enumerate(plan.labels("h100"))}
+
+
+def test_a_node_removed_from_a_list_leaves_the_others_configured(
+    write_policies: PolicyWriter,
+) -> None:
+    # The plan remembers listed nodes by name: removing a node from the middle of a list must not
+    # shift every later node's MIG configuration onto its neighbour (which would drain them).
+    names = [f"gke-prod-h100-{suffix}" for suffix in ("q1", "w2", "e3", "r4", "t5", "y6")]
+    before = compile_policies(mig_fleet(write_policies, names))
+    labels = labels_by_name(before)
+    assert len(set(labels.values())) == 2, labels  # whole GPUs and 3g.40gb layouts both in use
+    boundary = next(i for i in range(len(names) - 1) if labels[names[i]] != labels[names[i + 1]])
+    kept = names[:boundary] + names[boundary + 1 :]
+    after = compile_policies(
+        mig_fleet(write_policies, kept), previous={p.cluster: p for p in before.plans}
+    )
+    assert labels_by_name(after) == {name: labels[name] for name in kept}
+    assert after.plans[0].changed_nodes == ()
+    assert mig_changes(before.plans[0], after.plans[0], {"h100": 8}) == []  # nothing to drain
+    written = ClusterPlan.from_json(after.plans[0].to_json())
+    assert written.node_names == {"h100": tuple(kept)}

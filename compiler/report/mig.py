@@ -56,7 +56,11 @@ def mig_changes(
     changes = []
     for pool in sorted(plan.node_configs):
         labels = plan.labels(pool)
-        before = [previous_label(previous, pool, index) for index in range(len(labels))]
+        names = plan.node_names.get(pool)
+        before = [
+            previous_label(previous, pool, index, names[index] if names else None)
+            for index in range(len(labels))
+        ]
         moved = tuple(
             i for i, (old, new) in enumerate(zip(before, labels, strict=True)) if old != new
         )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from compiler.solve.shapes import ALL_DISABLED, WHOLE
@@ -87,6 +88,10 @@ class ClusterPlan:
     limits: dict[str, int] = field(default_factory=dict)
     """The limit (quota) of every guarantee key, a zero guarantee's too, so that the next
     report can say which quotas shrink."""
+    node_names: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """The node names of each pool that lists them (`nodeNames: [...]`), in index order, so
+    that the next compile finds a node's configuration by its name: a node removed from the
+    middle of a list must not pass its configuration on to the nodes after it."""
 
     def devices(self, pool: str, gpus_per_node: int) -> dict[str, int]:
         """Devices the pool's nodes offer in this plan: `gpu` or a MIG profile -> count."""
@@ -101,7 +106,31 @@ class ClusterPlan:
 
     def labels(self, pool: str) -> list[str]:
         """The mig.config label of every node of `pool`, in index order."""
-        return [label for label, count in self.node_configs.get(pool, []) for _ in range(count)]
+        return list(self._labels.get(pool, ()))
+
+    def label_of(self, pool: str, index: int, name: str | None) -> str:
+        """The label this plan gave the node that is now node `index` of `pool`, named `name`:
+        found by name where this plan lists the pool's names (by index where it does not, or
+        where the name is not known now); `all-disabled` for a node this plan did not have."""
+        labels = self._labels.get(pool, ())
+        positions = self._positions.get(pool)
+        if positions is not None and name is not None:
+            position = positions.get(name)
+            return labels[position] if position is not None else ALL_DISABLED
+        return labels[index] if index < len(labels) else ALL_DISABLED
+
+    @cached_property
+    def _labels(self) -> dict[str, tuple[str, ...]]:
+        return {
+            pool: tuple(label for label, count in runs for _ in range(count))
+            for pool, runs in self.node_configs.items()
+        }
+
+    @cached_property
+    def _positions(self) -> dict[str, dict[str, int]]:
+        return {
+            pool: {n: i for i, n in enumerate(names)} for pool, names in self.node_names.items()
+        }
 
     def to_json(self) -> str:
         """The plan as stable, sorted, indented JSON."""
@@ -114,6 +143,7 @@ class ClusterPlan:
             "assignments": self.assignments,
             "namespaces": list(self.namespaces),
             "limits": dict(sorted(self.limits.items())),
+            "nodeNames": {pool: list(names) for pool, names in sorted(self.node_names.items())},
             "placements": {
                 pool: [[_gangs_json(gangs), n] for gangs, n in runs]
                 for pool, runs in self.placements.items()
@@ -179,6 +209,10 @@ class ClusterPlan:
                 for pool, runs in document.get("placements", {}).items()
             },
             limits={str(k): int(v) for k, v in sorted(document.get("limits", {}).items())},
+            node_names={
+                str(pool): tuple(str(n) for n in names)
+                for pool, names in document.get("nodeNames", {}).items()
+            },
         )
 
 
@@ -223,9 +257,9 @@ def run_length(labels: list[str]) -> Runs:
     return runs
 
 
-def previous_label(previous: ClusterPlan | None, pool: str, index: int) -> str:
-    """The label node `index` of `pool` had, `all-disabled` when unknown."""
-    if previous is None:
-        return ALL_DISABLED
-    labels = previous.labels(pool)
-    return labels[index] if index < len(labels) else ALL_DISABLED
+def previous_label(
+    previous: ClusterPlan | None, pool: str, index: int, name: str | None = None
+) -> str:
+    """The label node `index` of `pool` (named `name`, where known) had in the previous plan,
+    `all-disabled` when unknown (ClusterPlan.label_of)."""
+    return ALL_DISABLED if previous is None else previous.label_of(pool, index, name)

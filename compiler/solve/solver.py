@@ -155,7 +155,11 @@ def _changes(built: ClusterModel, previous: ClusterPlan | None) -> cp_model.Line
     """Nodes whose configuration label differs from the previous plan's."""
     terms: list[cp_model.LinearExprT] = []
     for group in built.groups:
-        before = Counter(previous_label(previous, group.pool.pool.name, i) for i in group.nodes)
+        pool = group.pool
+        before = Counter(
+            previous_label(previous, pool.pool.name, i, built.cluster.node_name(pool, i))
+            for i in group.nodes
+        )
         kept: list[cp_model.LinearExprT] = []
         for index, config in enumerate(built.configs[group.key]):
             if not before[config.label]:
@@ -187,7 +191,8 @@ def extract_plan(
             counts[config.label] = nodes
             mig_configs[config.label] = MigConfig(config.label, config.per_gpu())
             found.extend(pieces(group, config, nodes))
-        labels[pool].update(_assign_nodes(group.nodes, counts, pool, previous))
+        names = {i: cluster.node_name(group.pool, i) for i in group.nodes}
+        labels[pool].update(_assign_nodes(names, counts, pool, previous))
     node_configs = {
         pool: run_length([by_index[i] for i in sorted(by_index)])
         for pool, by_index in sorted(labels.items())
@@ -196,7 +201,7 @@ def extract_plan(
         cluster.node_name(p, i)
         for p in cluster.pools
         for i, label in sorted(labels[p.pool.name].items())
-        if label != previous_label(previous, p.pool.name, i)
+        if label != previous_label(previous, p.pool.name, i, cluster.node_name(p, i))
     )
     assignments: dict[str, dict[str, int]] = {}
     for (key, group_key, device), var in sorted(built.gangs.items()):
@@ -207,6 +212,7 @@ def extract_plan(
             per_kind = assignments.setdefault(key, {})
             per_kind[kind] = per_kind.get(kind, 0) + gangs * built.guarantee(key).gang
     tiers = [tier_use(cluster, tier.name, found) for tier in cluster.tiers]
+    listed = {p.pool.name: p.pool.listed_names for p in cluster.pools}
     return ClusterPlan(
         cluster.name,
         node_configs,
@@ -217,17 +223,19 @@ def extract_plan(
         changed,
         placements(built, solver, labels),
         {g.key: g.limit for g in sorted(cluster.guarantees, key=lambda g: g.key)},
+        {pool: names for pool, names in listed.items() if names is not None},
     )
 
 
 def _assign_nodes(
-    nodes: tuple[int, ...], counts: dict[str, int], pool: str, previous: ClusterPlan | None
+    nodes: dict[int, str], counts: dict[str, int], pool: str, previous: ClusterPlan | None
 ) -> dict[int, str]:
-    """Give nodes their labels, keeping each node's previous label where the counts allow."""
+    """Give nodes (index -> name) their labels, keeping each node's previous label where the
+    counts allow."""
     remaining = dict(counts)
     assigned: dict[int, str] = {}
-    for index in nodes:
-        label = previous_label(previous, pool, index)
+    for index, name in nodes.items():
+        label = previous_label(previous, pool, index, name)
         if remaining.get(label, 0) > 0:
             assigned[index] = label
             remaining[label] -= 1
