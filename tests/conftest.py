@@ -52,6 +52,17 @@ def policy_copy(tmp_path: Path) -> Path:
     return target
 
 
+@pytest.fixture
+def example_repo(policy_copy: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A repository holding a copy of the example policies and its committed out/, as the
+    working directory (so the CLI's defaults find them), outside GitHub Actions."""
+    repository = policy_copy.parent
+    shutil.copytree(REPO / "out", repository / "out")
+    monkeypatch.chdir(repository)
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
+    return repository
+
+
 def copy_codeowners(repository: Path) -> None:
     """The example's CODEOWNERS into a copy whose policies/ is `repository`/policies (the
     example fleet declares owners, so check fails without it)."""

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import REPO, copy_codeowners
 from tests.test_cli import Run
 
 TIER = """apiVersion: gpufleet.dev/v1alpha1
@@ -22,14 +21,9 @@ spec: {select: {models: [H100]}}
 
 
 @pytest.fixture
-def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A repository with the example policies and its committed out/."""
-    shutil.copytree(REPO / "policies", tmp_path / "policies")
-    shutil.copytree(REPO / "out", tmp_path / "out")
-    copy_codeowners(tmp_path)
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
-    return tmp_path
+def repo(example_repo: Path) -> Path:
+    """The example repository (conftest.example_repo)."""
+    return example_repo
 
 
 def changes(diff: str) -> list[tuple[str, str, str]]:

@@ -22,20 +22,14 @@ from compiler.report.diff import FileChange
 from compiler.report.hurt import NOTHING_HURTS, SHOWN, Harm, Hurt, objects_deleted
 from compiler.report.previous import read_previous_plans
 from compiler.report.renames import detect_renames
-from tests.conftest import REPO, copy_codeowners
 from tests.mermaid_xychart import mermaid_blocks, parse_xychart
 from tests.test_cli import Run
 
 
 @pytest.fixture
-def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A repository with the example policies and its committed out/."""
-    shutil.copytree(REPO / "policies", tmp_path / "policies")
-    shutil.copytree(REPO / "out", tmp_path / "out")
-    copy_codeowners(tmp_path)
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
-    return tmp_path
+def repo(example_repo: Path) -> Path:
+    """The example repository (conftest.example_repo)."""
+    return example_repo
 
 
 def edit(path: Path, old: str, new: str) -> None:
