@@ -1,0 +1,169 @@
+"""The stages after resolve see the rest of the compiler only through the IR (issue 19).
+
+solve, emit and report (and compiler/ir itself) may import, besides the standard library and
+third-party packages, only their own package and the shared contract: `compiler.ir` (what
+resolve produces and solve completes), `compiler.catalog`, `compiler.cel`, `compiler.versions`
+and `compiler.diagnostics`, plus the leaf utilities in SHARED_LEAVES. This test reads every
+module's AST (imports inside functions and `TYPE_CHECKING` blocks count too) and compares what
+it finds with KNOWN_VIOLATIONS: the imports that still cross a boundary. The list may only
+shrink: a new crossing fails, and so does an entry that no longer exists (remove it).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+COMPILER = Path(__file__).resolve().parent.parent / "compiler"
+
+CHECKED_STAGES = ("solve", "emit", "report", "ir")
+
+CONTRACT = frozenset({"ir", "catalog", "cel", "versions", "diagnostics"})
+
+# Leaf modules that are no stage: they import nothing from the compiler but diagnostics.
+SHARED_LEAVES = {
+    "names": "Kubernetes name rules (DNS-1123 limits, shortening): pure string functions",
+    "quantity": "Kubernetes resource quantities as exact numbers: parsing and formatting",
+    "parallel": "runs per-cluster work on every core; knows no policy or plan",
+    "kueue_versions": "the table of Kueue releases, a sibling of compiler.versions",
+}
+
+# (importing module, imported module): today's crossings, to be removed as code moves to ir.
+KNOWN_VIOLATIONS: frozenset[tuple[str, str]] = frozenset(
+    {
+        ("compiler.emit.access", "compiler.model.fleet"),
+        ("compiler.emit.access", "compiler.model.policy"),
+        ("compiler.emit.access", "compiler.resolve"),
+        ("compiler.emit.admission", "compiler.model.fleet"),
+        ("compiler.emit.admission", "compiler.model.grant"),
+        ("compiler.emit.admission", "compiler.model.policy"),
+        ("compiler.emit.admission", "compiler.resolve"),
+        ("compiler.emit.admission", "compiler.resolve.gpu_nodes"),
+        ("compiler.emit.admission", "compiler.resolve.grants"),
+        ("compiler.emit.argocd", "compiler.model.policy"),
+        ("compiler.emit.claims", "compiler.resolve"),
+        ("compiler.emit.claims", "compiler.resolve.claims"),
+        ("compiler.emit.default_priority", "compiler.model.policy"),
+        ("compiler.emit.default_priority", "compiler.resolve"),
+        ("compiler.emit.default_priority", "compiler.resolve.ladder"),
+        ("compiler.emit.dra", "compiler.resolve"),
+        ("compiler.emit.gpu_nodes", "compiler.resolve"),
+        ("compiler.emit.gpu_nodes", "compiler.resolve.gpu_nodes"),
+        ("compiler.emit.kueue", "compiler.model.policy"),
+        ("compiler.emit.kueue", "compiler.resolve"),
+        ("compiler.emit.kueue", "compiler.resolve.gpu_nodes"),
+        ("compiler.emit.kueue", "compiler.resolve.grants"),
+        ("compiler.emit.kueue", "compiler.resolve.kueue"),
+        ("compiler.emit.kueue", "compiler.solve"),
+        ("compiler.emit.kueue_quota", "compiler.resolve"),
+        ("compiler.emit.kueue_quota", "compiler.resolve.grants"),
+        ("compiler.emit.kueue_quota", "compiler.resolve.host"),
+        ("compiler.emit.kueue_quota", "compiler.resolve.kueue"),
+        ("compiler.emit.kueue_quota", "compiler.solve"),
+        ("compiler.emit.namespaces", "compiler.resolve"),
+        ("compiler.emit.node_config", "compiler.resolve"),
+        ("compiler.emit.node_config", "compiler.solve"),
+        ("compiler.emit.node_config", "compiler.solve.plan"),
+        ("compiler.emit.node_config", "compiler.solve.shapes"),
+        ("compiler.emit.priority", "compiler.model.policy"),
+        ("compiler.emit.qos", "compiler.resolve"),
+        ("compiler.emit.qos", "compiler.resolve.gpu_nodes"),
+        ("compiler.emit.qos", "compiler.resolve.host"),
+        ("compiler.emit.shared_claims", "compiler.resolve"),
+        ("compiler.emit.shared_claims", "compiler.resolve.claims"),
+        ("compiler.emit.shared_claims", "compiler.resolve.sharing"),
+        ("compiler.emit.taints", "compiler.resolve"),
+        ("compiler.emit.taints", "compiler.resolve.fleet"),
+        ("compiler.emit.tree", "compiler.resolve"),
+        ("compiler.emit.tree", "compiler.solve"),
+        ("compiler.emit.workloads", "compiler.resolve"),
+        ("compiler.report.capacity", "compiler.solve"),
+        ("compiler.report.compare", "compiler.solve"),
+        ("compiler.report.hurt", "compiler.emit.waves"),
+        ("compiler.report.hurt", "compiler.solve"),
+        ("compiler.report.markdown", "compiler.model.policy"),
+        ("compiler.report.markdown", "compiler.resolve"),
+        ("compiler.report.markdown", "compiler.solve"),
+        ("compiler.report.mig", "compiler.solve"),
+        ("compiler.report.mig", "compiler.solve.plan"),
+        ("compiler.report.previous", "compiler.solve"),
+        ("compiler.report.sections", "compiler.solve"),
+        ("compiler.solve.breakdown", "compiler.resolve"),
+        ("compiler.solve.explain", "compiler.resolve"),
+        ("compiler.solve.explain", "compiler.resolve.fleet"),
+        ("compiler.solve.fixes", "compiler.resolve"),
+        ("compiler.solve.gang_fit", "compiler.resolve"),
+        ("compiler.solve.gang_fit", "compiler.resolve.gangs"),
+        ("compiler.solve.groups", "compiler.resolve"),
+        ("compiler.solve.groups", "compiler.resolve.fleet"),
+        ("compiler.solve.model", "compiler.resolve"),
+        ("compiler.solve.model", "compiler.resolve.gangs"),
+        ("compiler.solve.runner", "compiler.resolve"),
+        ("compiler.solve.shapes", "compiler.resolve"),
+        ("compiler.solve.solver", "compiler.resolve"),
+        ("compiler.solve.usable", "compiler.resolve"),
+    }
+)
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(COMPILER.parent).with_suffix("").parts
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def _imported_modules(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            assert node.level == 0, f"{path}: relative import; write the absolute module"
+            if node.module is not None:
+                found.add(node.module)
+    return found
+
+
+def _crossings(stage: str) -> set[tuple[str, str]]:
+    allowed = CONTRACT | set(SHARED_LEAVES) | {stage}
+    crossings: set[tuple[str, str]] = set()
+    for path in sorted((COMPILER / stage).rglob("*.py")):
+        importer = _module_name(path)
+        for imported in _imported_modules(path):
+            parts = imported.split(".")
+            if parts[0] == "compiler" and (len(parts) == 1 or parts[1] not in allowed):
+                crossings.add((importer, imported))
+    return crossings
+
+
+def _all_crossings() -> set[tuple[str, str]]:
+    return set().union(
+        *(_crossings(stage) for stage in CHECKED_STAGES if (COMPILER / stage).is_dir())
+    )
+
+
+def test_stages_import_only_the_contract() -> None:
+    found = _all_crossings()
+    new = sorted(found - KNOWN_VIOLATIONS)
+    gone = sorted(KNOWN_VIOLATIONS - found)
+    assert not new, f"imports that cross a stage boundary (import from compiler.ir instead): {new}"
+    assert not gone, f"crossings that no longer exist: remove them from KNOWN_VIOLATIONS: {gone}"
+
+
+def test_shared_leaves_import_no_stage() -> None:
+    for leaf in SHARED_LEAVES:
+        imported = _imported_modules(COMPILER / f"{leaf}.py")
+        compiler_imports = {name for name in imported if name.split(".")[0] == "compiler"}
+        assert compiler_imports <= {"compiler.diagnostics"}, (leaf, compiler_imports)
+
+
+def test_the_walk_sees_a_crossing(tmp_path: Path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text(
+        "def f():\n"
+        "    from compiler.resolve import ResolvedCluster\n"
+        "    import compiler.model.fleet\n"
+    )
+    assert _imported_modules(module) == {"compiler.resolve", "compiler.model.fleet"}
