@@ -27,12 +27,12 @@ from compiler.diagnostics.document import diagnostics_schema_text
 from compiler.diagnostics.formats import DOCUMENT_FORMATS, FORMATS
 from compiler.diagnostics.output import DiagnosticOutput
 from compiler.diagnostics.terminal import visible
+from compiler.ir import ResolvedFleet
 from compiler.load.loader import display_path
 from compiler.migrate import migrate, plan_migration
 from compiler.model.schema import policy_schema_text
 from compiler.owners import codeowners_text, ownership, ownership_problems
 from compiler.pipeline import Compiled, check_policies, resolve_policies
-from compiler.resolve import ResolvedFleet
 from compiler.review import (
     REVIEW_COMMANDS,
     add_review_arguments,

@@ -17,10 +17,10 @@ from pathlib import Path
 
 from compiler import codeowners
 from compiler.diagnostics import Diagnostic, Span, fail
+from compiler.ir import ResolvedFleet
 from compiler.load.loader import display_path, policy_files
 from compiler.model.fleet import Fleet
 from compiler.repository import repository_root
-from compiler.resolve import ResolvedFleet
 
 
 @dataclass(frozen=True)

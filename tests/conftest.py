@@ -12,9 +12,9 @@ import pytest
 from hypothesis import settings
 
 from compiler.cli import main
+from compiler.ir import ClusterPlan
 from compiler.pipeline import Compiled, compile_policies
 from compiler.report.previous import read_previous_plans
-from compiler.solve import ClusterPlan
 from tests.fleets import write_tree
 from tests.plan_checker import check_written_plans
 

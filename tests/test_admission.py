@@ -16,10 +16,11 @@ from pathlib import Path
 import pytest
 import yaml
 
+from compiler.ir import GrantedTeam
 from compiler.load import load_policies
 from compiler.model import build_policies
 from compiler.pipeline import Compiled, compile_policies
-from compiler.resolve.grants import GrantedTeam, granted_teams
+from compiler.resolve.grants import granted_teams
 from compiler.resolve.teams import quota_namespace
 from compiler.validate import validate_object
 from tests.admission_harness import Cluster, Decision, Request

@@ -21,11 +21,12 @@ from typing import Any
 import pytest
 import yaml
 
+from compiler.ir import GrantedTeam
 from compiler.load import load_policies
 from compiler.model import build_policies
 from compiler.model.fleet import FleetSpec
 from compiler.pipeline import Compiled, compile_policies
-from compiler.resolve.grants import GrantedTeam, granted_teams
+from compiler.resolve.grants import granted_teams
 from tests.admission_harness import Cluster, Decision, Request
 from tests.admission_requests import container, debug, pod
 from tests.conftest import EXAMPLE

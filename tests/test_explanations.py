@@ -14,9 +14,10 @@ import pytest
 
 from compiler.catalog import load_catalog
 from compiler.diagnostics import CompileError
+from compiler.ir import ResolvedCluster
 from compiler.load import load_policies
 from compiler.model import build_policies
-from compiler.resolve import ResolvedCluster, resolve
+from compiler.resolve import resolve
 from compiler.solve import solve_cluster
 from compiler.solve.explain import Budget, Conflict, find_conflict
 from compiler.solve.fixes import Cut, Edit, Grow, RemoveTaint, Tolerate, Ungroup

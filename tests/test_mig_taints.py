@@ -8,11 +8,11 @@ import pytest
 
 from compiler.catalog import load_catalog
 from compiler.diagnostics import CompileError
+from compiler.ir import ClusterPlan
 from compiler.load import load_policies
 from compiler.model import build_policies
 from compiler.resolve import resolve
 from compiler.solve import solve_fleet
-from compiler.solve.plan import ClusterPlan
 from tests import fleets
 from tests.conftest import PolicyWriter
 

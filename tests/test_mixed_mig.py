@@ -10,9 +10,10 @@ from collections import Counter
 import pytest
 
 from compiler.catalog import load_catalog
+from compiler.ir import ResolvedPool
 from compiler.load import load_policies
 from compiler.model import build_policies
-from compiler.resolve import ResolvedPool, resolve
+from compiler.resolve import resolve
 from compiler.solve import solve_fleet
 from compiler.solve.shapes import NodeConfig, gpu_options, node_configs
 from tests import fleets

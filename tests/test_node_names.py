@@ -10,6 +10,7 @@ from pathlib import Path
 import yaml
 
 from compiler.diagnostics import CompileError, Diagnostic
+from compiler.ir import ClusterPlan
 from compiler.load import load_policies
 from compiler.model import build_policies
 from compiler.model.cluster import NodePool
@@ -17,7 +18,6 @@ from compiler.names import DNS_SUBDOMAIN_MAX, FILE_NAME_MAX, is_dns_subdomain, s
 from compiler.pipeline import Compiled, compile_policies
 from compiler.report.mig import mig_changes
 from compiler.resolve.node_names import PoolNodeNames, shared_name
-from compiler.solve.plan import ClusterPlan
 from compiler.validate import validate_object
 from tests import fleets
 from tests.admission_harness import Cluster as Admission

@@ -20,10 +20,10 @@ import pytest
 
 from compiler.catalog import load_catalog
 from compiler.diagnostics import CompileError, Severity
+from compiler.ir import ClusterPlan, ResolvedCluster
 from compiler.load import load_policies
 from compiler.model import build_policies
-from compiler.resolve import ResolvedCluster, resolve
-from compiler.solve import ClusterPlan
+from compiler.resolve import resolve
 from compiler.solve.runner import Deadline
 from compiler.solve.solver import Infeasible, _solve_cluster
 from tests.fleets import HEADER, write_tree

@@ -9,14 +9,13 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
+from compiler.ir import ClusterPlan, MigConfig, TierCapacity, run_length
 from compiler.pipeline import Compiled
 from compiler.report import Previous, build_report, mig_changes, plan_from_json, render_diff
 from compiler.report.compare import percent, plan_changes
 from compiler.report.diff import FileChange, group_of, object_label, summary_line
 from compiler.report.hurt import NOTHING_HURTS
 from compiler.report.previous import read_previous_plans
-from compiler.solve import ClusterPlan, TierCapacity
-from compiler.solve.plan import MigConfig, run_length
 
 
 def plan(nodes: dict[str, list[str]], tiers: tuple[TierCapacity, ...] = ()) -> ClusterPlan:

@@ -8,9 +8,10 @@ import pytest
 
 from compiler.catalog import load_catalog
 from compiler.diagnostics import CompileError
+from compiler.ir import ResolvedFleet
 from compiler.load import load_policies
 from compiler.model import build_policies
-from compiler.resolve import ResolvedFleet, resolve
+from compiler.resolve import resolve
 from tests import fleets
 from tests.conftest import PolicyWriter
 

@@ -19,10 +19,11 @@ from hypothesis import strategies as st
 
 from compiler.catalog import load_catalog
 from compiler.diagnostics import CompileError
+from compiler.ir import ResolvedCluster
 from compiler.load import load_policies
 from compiler.model import build_policies
 from compiler.model.build import Policies
-from compiler.resolve import ResolvedCluster, resolve
+from compiler.resolve import resolve
 from compiler.solve.explain import Budget, find_conflict
 from compiler.solve.solver import solve_cluster
 from tests import fleets

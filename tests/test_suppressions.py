@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 
 from compiler.diagnostics import CompileError, Diagnostic, Span
+from compiler.ir import Silenced
 from compiler.model.suppression import Suppression
 from compiler.pipeline import check_policies, compile_policies
-from compiler.resolve.suppressions import Silenced, apply_suppressions
+from compiler.resolve.suppressions import apply_suppressions
 from tests.conftest import PolicyWriter
 from tests.fleets import HEADER, LADDER, TAINT_RULES_ON_1_36, cluster, team, tier
 from tests.test_cli import Run

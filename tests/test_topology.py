@@ -11,13 +11,13 @@ import pytest
 from compiler.catalog import load_catalog
 from compiler.catalog.driver import ATTRIBUTES, CURRENT_DRIVER, DRIVER_VERSIONS, published
 from compiler.diagnostics import CompileError, Diagnostic
+from compiler.ir import ClusterPlan, ResolvedFleet
 from compiler.load import load_policies
 from compiler.model import build_policies
 from compiler.model.build import Policies
 from compiler.model.cluster import DriverVersion
-from compiler.resolve import ResolvedFleet, resolve
+from compiler.resolve import resolve
 from compiler.solve import solve_fleet
-from compiler.solve.plan import ClusterPlan
 from tests import fleets
 from tests.conftest import PolicyWriter
 from tests.oracle_policy import read_cluster

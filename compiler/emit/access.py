@@ -12,9 +12,9 @@ from __future__ import annotations
 from compiler.emit.manifest import Manifest, provenance
 from compiler.emit.namespaces import TEAM_LABEL
 from compiler.emit.waves import WAVES
+from compiler.ir import ResolvedCluster
 from compiler.model.fleet import FleetSpec
 from compiler.model.policy import Fleet
-from compiler.resolve import ResolvedCluster
 
 BINDING_NAME = "gpufleet-team"
 WAVE = WAVES["RoleBinding"]

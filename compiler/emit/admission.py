@@ -35,17 +35,16 @@ from compiler.emit.admission_workloads import (
 from compiler.emit.manifest import MANAGED_BY, SOURCE_ANNOTATION, SYNC_WAVE, Manifest
 from compiler.emit.namespaces import DRIVER_CLASSES, TEAM_LABEL
 from compiler.emit.waves import WAVES
+from compiler.ir import GrantedTeam, ResolvedCluster
 from compiler.model.fleet import FleetSpec, SystemNamespaces
 from compiler.model.grant import Allowances
 from compiler.model.policy import Fleet, PriorityLadder
-from compiler.resolve import ResolvedCluster
 from compiler.resolve.gpu_nodes import (
     dra_extended_resources,
     namespace_node_taints,
     node_taints,
     tainted_node_names,
 )
-from compiler.resolve.grants import GrantedTeam
 from compiler.versions import ADMISSION_GROUP, DRA_GROUP
 
 ADMISSION_API = f"{ADMISSION_GROUP}/v1"

@@ -13,7 +13,7 @@ from typing import Any
 
 from compiler.emit.manifest import Manifest, provenance
 from compiler.emit.waves import WAVES
-from compiler.resolve import Guarantee, ResolvedCluster, TierInCluster
+from compiler.ir import Guarantee, ResolvedCluster, TierInCluster
 from compiler.resolve.claims import cluster_tolerations, usable_fallbacks
 from compiler.versions import target
 

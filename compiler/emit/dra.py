@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from compiler.emit.manifest import Manifest, provenance
 from compiler.emit.waves import WAVES
-from compiler.resolve import ResolvedCluster
+from compiler.ir import ResolvedCluster
 from compiler.versions import target
 
 WAVE_CLASSES = WAVES["DeviceClass"]

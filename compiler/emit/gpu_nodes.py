@@ -18,7 +18,7 @@ from compiler.cel.literal import cel_literal
 from compiler.emit.admission import mutating_policy
 from compiler.emit.admission_nodes import TOLERATES, claims_devices
 from compiler.emit.manifest import Manifest
-from compiler.resolve import ResolvedCluster
+from compiler.ir import ResolvedCluster
 from compiler.resolve.gpu_nodes import dra_extended_resources, namespace_node_taints
 from compiler.versions import Feature
 

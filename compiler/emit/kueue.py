@@ -19,14 +19,12 @@ from compiler.emit.kueue_quota import Group, cohort_groups, team_groups
 from compiler.emit.manifest import MANAGED_BY, Manifest, provenance
 from compiler.emit.namespaces import TEAM_LABEL
 from compiler.emit.waves import SKIP_DRY_RUN, WAVES
+from compiler.ir import ClusterPlan, GrantedTeam, ResolvedCluster
 from compiler.kueue_versions import kueue_release
 from compiler.model.policy import PriorityLadder
 from compiler.quantity import format_bytes, format_decimal
-from compiler.resolve import ResolvedCluster
 from compiler.resolve.gpu_nodes import tier_node_taints
-from compiler.resolve.grants import GrantedTeam
 from compiler.resolve.kueue import HOST_FLAVOR, root_cohort, team_cohort, tier_resource
-from compiler.solve import ClusterPlan
 
 DEFAULT_QUEUE = "default"
 

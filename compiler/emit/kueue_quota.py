@@ -13,11 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from compiler.resolve import ResolvedCluster
-from compiler.resolve.grants import GrantedTeam
+from compiler.ir import ClusterPlan, GrantedTeam, ResolvedCluster, TierCapacity
 from compiler.resolve.host import ZERO, HostShare, allocatable, host_share
 from compiler.resolve.kueue import HOST_FLAVOR, tier_resource
-from compiler.solve import ClusterPlan, TierCapacity
 
 
 @dataclass(frozen=True)

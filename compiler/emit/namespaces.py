@@ -6,7 +6,7 @@ from collections import defaultdict
 
 from compiler.emit.manifest import Manifest, provenance
 from compiler.emit.waves import KEEP_ON_REMOVAL, WAVES
-from compiler.resolve import ResolvedCluster
+from compiler.ir import ResolvedCluster
 
 WAVE_NAMESPACES = WAVES["Namespace"]
 WAVE_QUOTAS = WAVES["ResourceQuota"]

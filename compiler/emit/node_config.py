@@ -11,10 +11,7 @@ from collections import defaultdict
 
 from compiler.emit.manifest import Manifest, provenance
 from compiler.emit.render import render_template
-from compiler.resolve import ResolvedCluster
-from compiler.solve import ClusterPlan
-from compiler.solve.plan import MigConfig, layout_devices
-from compiler.solve.shapes import WHOLE
+from compiler.ir import WHOLE, ClusterPlan, MigConfig, ResolvedCluster, layout_devices
 
 MIG_PARTED_CONFIGMAP = "gpufleet-mig-parted-config"
 GPU_OPERATOR_NAMESPACE = "gpu-operator"

@@ -20,8 +20,8 @@ from compiler.emit.manifest import Manifest, provenance
 from compiler.emit.namespaces import TEAM_LABEL
 from compiler.emit.render import Block
 from compiler.emit.waves import WAVES
+from compiler.ir import Guarantee, ResolvedCluster
 from compiler.quantity import format_bytes, format_decimal
-from compiler.resolve import Guarantee, ResolvedCluster
 from compiler.resolve.gpu_nodes import pool_taint
 from compiler.resolve.host import HostShare, fair_share, host_share
 from compiler.versions import Feature, target

@@ -13,7 +13,7 @@ from __future__ import annotations
 from compiler.emit.claims import REQUEST, sharing_config
 from compiler.emit.manifest import Manifest, provenance
 from compiler.emit.waves import WAVES
-from compiler.resolve import ResolvedCluster
+from compiler.ir import ResolvedCluster
 from compiler.resolve.claims import cluster_tolerations
 from compiler.resolve.sharing import shared_claims
 

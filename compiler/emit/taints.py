@@ -18,9 +18,8 @@ import re
 
 from compiler.emit.manifest import Manifest, provenance
 from compiler.emit.waves import SKIP_DRY_RUN, WAVES
+from compiler.ir import ResolvedCluster, ResolvedPool, ResolvedTaint
 from compiler.names import DNS_SUBDOMAIN_MAX, shortened
-from compiler.resolve import ResolvedCluster, ResolvedPool
-from compiler.resolve.fleet import ResolvedTaint
 from compiler.versions import Feature
 
 _NOT_DNS = re.compile(r"[^a-z0-9-]")

@@ -19,9 +19,8 @@ from compiler.emit.render import render
 from compiler.emit.shared_claims import shared_claim_manifests
 from compiler.emit.taints import device_taint_rules
 from compiler.emit.workloads import gang_workloads
+from compiler.ir import ClusterPlan, ResolvedCluster, ResolvedFleet
 from compiler.parallel import map_in_order
-from compiler.resolve import ResolvedCluster, ResolvedFleet
-from compiler.solve import ClusterPlan
 
 
 def cluster_manifests(cluster: ResolvedCluster, fleet: ResolvedFleet) -> list[Manifest]:

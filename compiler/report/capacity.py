@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from compiler.solve import ClusterPlan, TierCapacity
+from compiler.ir import ClusterPlan, TierCapacity
 
 SEGMENTS = (
     ("guaranteed", "#0969da", "blue"),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from compiler.solve import ClusterPlan, TierCapacity
+from compiler.ir import ClusterPlan, TierCapacity
 
 
 def percent(part: int, whole: int) -> str:

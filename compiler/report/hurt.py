@@ -15,9 +15,9 @@ from enum import IntEnum
 import yaml
 
 from compiler.emit.waves import SYNC_OPTIONS
+from compiler.ir import ClusterPlan
 from compiler.report.diff import FileChange, group_of
 from compiler.report.mig import MigChange, configs_text
-from compiler.solve import ClusterPlan
 
 SHOWN = 25
 """Names listed in one sentence (nodes, objects); past that, how many more."""

@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from compiler.diagnostics import CODES, Diagnostic
+from compiler.ir import ClusterPlan, ResolvedCluster, ResolvedFleet
 from compiler.model.policy import PolicyObject
 from compiler.report.compare import fleet_changes, percent
 from compiler.report.diff import FileChange
@@ -18,8 +19,6 @@ from compiler.report.hurt import Hurt, drains, what_can_hurt
 from compiler.report.mig import MigChange, configs_text, mig_changes, pool_configurations
 from compiler.report.sections import capacity_section, files_section, hurt_section
 from compiler.report.tables import table
-from compiler.resolve import ResolvedCluster, ResolvedFleet
-from compiler.solve import ClusterPlan
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,7 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from compiler.solve import ClusterPlan
-from compiler.solve.plan import previous_label
+from compiler.ir import ClusterPlan, previous_label
 
 
 @dataclass(frozen=True)

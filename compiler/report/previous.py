@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 from compiler.diagnostics import Diagnostic, Span
-from compiler.solve import ClusterPlan
+from compiler.ir import ClusterPlan
 
 PLAN_DIR = "plan"
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from compiler.ir import ClusterPlan
 from compiler.report.capacity import (
     capacity_chart,
     capacity_rows,
@@ -14,7 +15,6 @@ from compiler.report.capacity import (
 from compiler.report.diff import FileChange, group_of, summary_line
 from compiler.report.hurt import NOTHING_HURTS, Hurt
 from compiler.report.tables import table
-from compiler.solve import ClusterPlan
 
 
 def hurt_section(hurts: Sequence[Hurt], label: str, compared: bool) -> list[str]:

@@ -1,21 +1,8 @@
-"""Resolve: expand inventory, evaluate tier selectors, check every reference."""
+"""Resolve: expand inventory, evaluate tier selectors, check every reference.
 
-from compiler.resolve.fleet import (
-    Guarantee,
-    ResolvedCluster,
-    ResolvedFleet,
-    ResolvedPool,
-    TierInCluster,
-)
-from compiler.resolve.inventory import DeviceKind
+What it produces (the resolved fleet) is defined in compiler.ir.
+"""
+
 from compiler.resolve.resolver import resolve
 
-__all__ = [
-    "DeviceKind",
-    "Guarantee",
-    "ResolvedCluster",
-    "ResolvedFleet",
-    "ResolvedPool",
-    "TierInCluster",
-    "resolve",
-]
+__all__ = ["resolve"]

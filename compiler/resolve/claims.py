@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from compiler.ir import Guarantee, ResolvedCluster, tolerates
 from compiler.model.team import Toleration
-from compiler.resolve.fleet import Guarantee, ResolvedCluster, tolerates
 
 
 def usable_fallbacks(cluster: ResolvedCluster, guarantee: Guarantee) -> tuple[list[str], list[str]]:

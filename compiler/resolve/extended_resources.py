@@ -11,8 +11,8 @@ apply order, and gpufleet's quota of 0 on the driver's class refuses them in the
 from __future__ import annotations
 
 from compiler.diagnostics import Diagnostic
+from compiler.ir import ResolvedCluster
 from compiler.model.policy import Cluster
-from compiler.resolve.fleet import ResolvedCluster
 from compiler.versions import Feature
 
 DRIVER_EXTENDED_RESOURCES: dict[str, dict[str, str]] = {

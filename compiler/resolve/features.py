@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from compiler.diagnostics import Diagnostic, Span
+from compiler.ir import ResolvedCluster
 from compiler.resolve.claims import cluster_tolerations, quota_fallbacks, usable_fallbacks
-from compiler.resolve.fleet import ResolvedCluster
 from compiler.resolve.gpu_nodes import namespace_node_taints
 from compiler.versions import (
     OBJECT_FEATURES,

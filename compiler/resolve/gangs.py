@@ -20,7 +20,7 @@ from compiler.catalog.driver import (
     published,
 )
 from compiler.diagnostics import Diagnostic
-from compiler.resolve.fleet import GroupSize, ResolvedCluster, ResolvedPool, TierInCluster
+from compiler.ir import GroupSize, ResolvedCluster, ResolvedPool, TierInCluster
 
 NVIDIA_DRIVER = "gpu.nvidia.com"
 SCOPE_WORDS = {

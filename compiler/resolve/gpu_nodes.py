@@ -14,8 +14,8 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from compiler.diagnostics import Diagnostic
+from compiler.ir import ResolvedCluster, ResolvedPool
 from compiler.model.cluster import NodeTaint
-from compiler.resolve.fleet import ResolvedCluster, ResolvedPool
 from compiler.resolve.node_names import pool_node_names
 
 KUEUE_FLAVOR_TAINTS = 8

@@ -13,9 +13,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from compiler.catalog import MigProfile
+from compiler.ir import DeviceKind, ResolvedCluster, TierInCluster
 from compiler.model.cluster import Kubelet, NodePool
-from compiler.resolve.fleet import ResolvedCluster, TierInCluster
-from compiler.resolve.inventory import DeviceKind
 
 MEBIBYTE = Fraction(2**20)
 MILLICORE = Fraction(1, 1000)

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from compiler.diagnostics import Diagnostic
+from compiler.ir import GrantedTeam
 from compiler.model.fleet import Fleet, SystemNamespaces
-from compiler.resolve.grants import GrantedTeam
 
 KUBERNETES_NAMESPACES = frozenset({"default", "kube-node-lease", "kube-public", "kube-system"})
 RESERVED_PREFIX = "kube-"

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from compiler.diagnostics import Diagnostic
+from compiler.ir import ResolvedCluster
 from compiler.quantity import format_bytes, format_decimal
-from compiler.resolve.fleet import ResolvedCluster
 from compiler.resolve.host import allocatable, reserved
 
 

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from compiler.diagnostics import Diagnostic
-from compiler.resolve.fleet import ResolvedCluster
-from compiler.resolve.grants import GrantedTeam
+from compiler.ir import GrantedTeam, ResolvedCluster
 
 RESOURCE_PREFIX = "gpufleet.dev/"
 HOST_FLAVOR = "gpufleet-host"

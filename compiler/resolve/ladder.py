@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from compiler.diagnostics import Diagnostic
+from compiler.ir import GrantedTeam
 from compiler.model.policy import PriorityLadder, PriorityLevel
-from compiler.resolve.grants import GrantedTeam
 
 
 def check_ladder(ladder: PriorityLadder | None, problems: list[Diagnostic]) -> None:

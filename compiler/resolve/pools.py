@@ -6,9 +6,9 @@ import re
 
 from compiler.catalog import Catalog, GpuModel
 from compiler.diagnostics import Diagnostic
+from compiler.ir import GroupSize, PoolTopology, ResolvedPool
 from compiler.model.policy import Cluster, NodePool
 from compiler.names import DNS_SUBDOMAIN_MAX, is_dns_subdomain
-from compiler.resolve.fleet import GroupSize, PoolTopology, ResolvedPool
 from compiler.resolve.inventory import pool_device_kinds
 from compiler.resolve.node_names import check_unique_node_names, pool_node_names
 

@@ -6,14 +6,14 @@ from collections.abc import Sequence
 
 from compiler.catalog import Catalog
 from compiler.diagnostics import CompileError, Diagnostic, Severity
+from compiler.ir import GrantedTeam, ResolvedCluster, ResolvedFleet, TierInCluster
 from compiler.model import Policies
 from compiler.resolve.catalog import fleet_catalog
 from compiler.resolve.extended_resources import check_extended_resources
 from compiler.resolve.features import check_fallback_quotas, check_features
-from compiler.resolve.fleet import ResolvedCluster, ResolvedFleet, TierInCluster
 from compiler.resolve.gangs import check_gangs
 from compiler.resolve.gpu_nodes import check_node_taints
-from compiler.resolve.grants import GrantedTeam, granted_teams
+from compiler.resolve.grants import granted_teams
 from compiler.resolve.isolation import check_namespaces
 from compiler.resolve.kubelet import check_kubelet
 from compiler.resolve.kueue import check_kueue

@@ -16,10 +16,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from compiler.diagnostics import Diagnostic
+from compiler.ir import GrantedTeam, ResolvedCluster
 from compiler.model.policy import GpuTier
 from compiler.model.team import SharedClaim
-from compiler.resolve.fleet import ResolvedCluster
-from compiler.resolve.grants import GrantedTeam
 from compiler.resolve.tier_options import NVIDIA_DRIVER
 
 SHARING_GATES = {"TimeSlicing": "TimeSlicingSettings", "MPS": "MPSSupport"}

@@ -6,10 +6,9 @@ from compiler.catalog import Catalog
 from compiler.cel import CelCompileError, CelEvaluationError
 from compiler.cel.device_types import compile_selector
 from compiler.diagnostics import Diagnostic
+from compiler.ir import GrantedTeam, ResolvedPool, ResolvedTaint, TaintTarget, tolerates
 from compiler.model.policy import Cluster, DeviceTaint
 from compiler.model.tier import GpuTier, GpuTierSpec
-from compiler.resolve.fleet import ResolvedPool, ResolvedTaint, TaintTarget, tolerates
-from compiler.resolve.grants import GrantedTeam
 from compiler.resolve.node_names import PoolNodeNames, close_names, find_node, pool_node_names
 from compiler.resolve.selectors import UnknownModel, device_schema, selector_expression
 

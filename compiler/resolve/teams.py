@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from compiler.diagnostics import Diagnostic
+from compiler.ir import GrantedTeam, Guarantee, Quota, TierInCluster
 from compiler.model.policy import PriorityLadder
-from compiler.resolve.fleet import Guarantee, TierInCluster
-from compiler.resolve.grants import GrantedTeam, Quota
 
 
 def check_team(

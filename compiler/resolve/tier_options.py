@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from compiler.diagnostics import Diagnostic
+from compiler.ir import ResolvedCluster
 from compiler.model.policy import GpuTier
-from compiler.resolve.fleet import ResolvedCluster
 
 NVIDIA_DRIVER = "gpu.nvidia.com"
 """The driver whose opaque GpuConfig / MigDeviceConfig carries a tier's sharing strategy."""

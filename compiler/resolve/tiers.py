@@ -9,10 +9,9 @@ from compiler.cel import CelCompileError, CelEvaluationError
 from compiler.cel.device_types import compile_selector
 from compiler.cel.environment import CompiledExpression
 from compiler.diagnostics import Diagnostic, Span
+from compiler.ir import DeviceKind, ResolvedPool, TierInCluster
 from compiler.load.scalar import position_in_scalar
 from compiler.model.policy import Cluster, GpuTier
-from compiler.resolve.fleet import ResolvedPool, TierInCluster
-from compiler.resolve.inventory import DeviceKind
 from compiler.resolve.selectors import (
     UnknownModel,
     device_schema,

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from compiler.resolve import ResolvedCluster
-from compiler.solve.plan import ClusterPlan
+from compiler.ir import ClusterPlan, ResolvedCluster
 
 
 def _percent(part: int, whole: int) -> str:

@@ -20,8 +20,7 @@ from dataclasses import dataclass, field
 from functools import partial
 
 from compiler.diagnostics import CompileError, Diagnostic, Span
-from compiler.resolve import Guarantee, ResolvedCluster
-from compiler.resolve.fleet import ResolvedTaint
+from compiler.ir import Guarantee, ResolvedCluster, ResolvedTaint
 from compiler.solve.cpsat import cp_model
 from compiler.solve.fixes import Cut, Edit, Grow, RemoveTaint, Tolerate, Ungroup
 from compiler.solve.gang_fit import group_note

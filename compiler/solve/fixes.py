@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 from abc import ABC, abstractmethod
 
-from compiler.resolve import ResolvedCluster, ResolvedPool, TierInCluster
+from compiler.ir import ResolvedCluster, ResolvedPool, TierInCluster
 
 
 class Edit(ABC):

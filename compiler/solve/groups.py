@@ -9,8 +9,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
-from compiler.resolve import ResolvedCluster, ResolvedPool
-from compiler.resolve.fleet import ResolvedTaint
+from compiler.ir import ResolvedCluster, ResolvedPool, ResolvedTaint
 
 Signature = tuple[frozenset[str], tuple[frozenset[str], ...]]
 

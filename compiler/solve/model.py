@@ -15,7 +15,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from compiler.resolve import Guarantee, ResolvedCluster, ResolvedPool
+from compiler.ir import Guarantee, ResolvedCluster, ResolvedPool
 from compiler.resolve.gangs import gang_group
 from compiler.solve.cpsat import cp_model
 from compiler.solve.groups import NodeGroup, node_groups

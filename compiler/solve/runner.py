@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 from compiler.diagnostics import CompileError, fail
-from compiler.resolve import ResolvedCluster
+from compiler.ir import ResolvedCluster
 from compiler.solve.cpsat import cp_model
 from compiler.solve.model import EVERYTHING, ClusterModel, Scenario, build_model, new_solver
 from compiler.solve.packing import TooManyPatterns

@@ -24,10 +24,8 @@ from typing import TypeVar
 import numpy as np
 
 from compiler.catalog import GpuModel, enumerate_layouts
-from compiler.resolve import ResolvedPool
+from compiler.ir import ALL_DISABLED, WHOLE, ResolvedPool
 
-WHOLE = "whole"
-ALL_DISABLED = "all-disabled"
 T = TypeVar("T")
 MAX_NODE_CONFIGS = 2_000
 """A bound on configurations per pool, far above what real policies produce."""

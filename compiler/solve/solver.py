@@ -11,18 +11,19 @@ import hashlib
 from collections import Counter
 
 from compiler.diagnostics import CompileError, Diagnostic
+from compiler.ir import (
+    ClusterPlan,
+    MigConfig,
+    ResolvedCluster,
+    ResolvedFleet,
+    previous_label,
+    run_length,
+)
 from compiler.parallel import map_in_order
-from compiler.resolve import ResolvedCluster, ResolvedFleet
 from compiler.solve.cpsat import cp_model
 from compiler.solve.explain import DEFAULT_EXPLAIN_TIME_LIMIT, explain
 from compiler.solve.gang_fit import oversized_gangs
 from compiler.solve.model import ClusterModel
-from compiler.solve.plan import (
-    ClusterPlan,
-    MigConfig,
-    previous_label,
-    run_length,
-)
 from compiler.solve.runner import (
     Deadline,
     OutOfTime,

@@ -15,10 +15,9 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from compiler.resolve import ResolvedCluster
+from compiler.ir import ResolvedCluster, TierCapacity
 from compiler.solve.groups import NodeGroup
 from compiler.solve.model import ClusterModel, tolerated
-from compiler.solve.plan import TierCapacity
 from compiler.solve.shapes import NodeConfig, option_devices
 
 

@@ -12,12 +12,12 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 
+from compiler.ir import GangRuns, NodeGangs
 from compiler.solve.cpsat import cp_model
 from compiler.solve.groups import NodeGroup
 from compiler.solve.model import ClusterModel
 from compiler.solve.packing import Item, Pattern, node_layout, pattern_gangs
 from compiler.solve.placement import placement
-from compiler.solve.plan import GangRuns, NodeGangs
 from compiler.solve.shapes import NodeConfig
 
 

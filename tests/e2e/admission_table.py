@@ -14,10 +14,9 @@ from typing import Any
 
 import yaml
 
+from compiler.ir import GrantedTeam, ResolvedCluster
 from compiler.model.policy import PriorityLadder
-from compiler.resolve import ResolvedCluster
 from compiler.resolve.gpu_nodes import namespace_node_taints, tainted_node_names
-from compiler.resolve.grants import GrantedTeam
 
 NOT_GRANTED_TAINT = "gpufleet.dev/e2e-never-granted"
 DRA_ONLY = "gpufleet-dra-only"

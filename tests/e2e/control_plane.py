@@ -23,8 +23,8 @@ import yaml
 
 from compiler.emit.manifest import SYNC_WAVE
 from compiler.emit.namespaces import TEAM_LABEL
+from compiler.ir import ResolvedCluster
 from compiler.model.fleet import FleetSpec
-from compiler.resolve import ResolvedCluster
 from tests.e2e.admission_table import GPU_RUNTIME_CLASS
 from tests.e2e.policies import REPO
 

@@ -8,10 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+from compiler.ir import ResolvedCluster
 from compiler.model.fleet import FleetSpec
 from compiler.model.policy import PriorityLadder
 from compiler.pipeline import check_policies
-from compiler.resolve import ResolvedCluster
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "policies"

@@ -14,9 +14,9 @@ import pytest
 import yaml
 
 from benchmarks.generate import Size, generate
+from compiler.ir import ResolvedCluster
 from compiler.model.policy import Fleet, PriorityLadder
 from compiler.pipeline import check_policies
-from compiler.resolve import ResolvedCluster
 from compiler.versions import Feature
 from tests.e2e.admission_table import Row, admission_table, claim, exactly
 from tests.e2e.control_plane import (

@@ -7,6 +7,9 @@ from functools import cached_property
 
 from compiler.catalog import GpuModel
 from compiler.diagnostics import Diagnostic, Span
+from compiler.ir.devices import DeviceKind
+from compiler.ir.suppressions import Silenced
+from compiler.ir.teams import GrantedTeam
 from compiler.model.policy import (
     Cluster,
     DeviceTaint,
@@ -16,9 +19,6 @@ from compiler.model.policy import (
     PriorityLadder,
 )
 from compiler.model.team import Toleration
-from compiler.resolve.grants import GrantedTeam
-from compiler.resolve.inventory import DeviceKind
-from compiler.resolve.suppressions import Silenced
 from compiler.versions import Feature, Target, target
 
 

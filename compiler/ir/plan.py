@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from compiler.solve.shapes import ALL_DISABLED, WHOLE
+from compiler.ir.devices import ALL_DISABLED, WHOLE
 
 Runs = list[tuple[str, int]]
 NodeGangs = tuple[tuple[str, tuple[str, ...]], ...]

@@ -1,0 +1,64 @@
+"""The intermediate representation: what resolve produces, solve completes with a plan, and emit
+and report read.
+
+Every type here is frozen. resolve builds the resolved fleet (clusters, pools and their device
+kinds, tiers, granted teams, guarantees, taints); solve adds a ClusterPlan per cluster. Stages
+after resolve import the compiler only through this package, the catalog, cel, versions and
+diagnostics (tests/test_stage_boundaries.py).
+"""
+
+from compiler.ir.devices import ALL_DISABLED, WHOLE, DeviceKind
+from compiler.ir.fleet import (
+    GroupSize,
+    Guarantee,
+    PoolTopology,
+    ResolvedCluster,
+    ResolvedFleet,
+    ResolvedPool,
+    ResolvedTaint,
+    TaintTarget,
+    TierInCluster,
+    tolerates,
+)
+from compiler.ir.plan import (
+    ClusterPlan,
+    GangRuns,
+    MigConfig,
+    NodeGangs,
+    Runs,
+    TierCapacity,
+    layout_devices,
+    previous_label,
+    run_length,
+)
+from compiler.ir.suppressions import Silenced
+from compiler.ir.teams import GrantedTeam, GrantedTeamSpec, Quota
+
+__all__ = [
+    "ALL_DISABLED",
+    "WHOLE",
+    "ClusterPlan",
+    "DeviceKind",
+    "GangRuns",
+    "GrantedTeam",
+    "GrantedTeamSpec",
+    "GroupSize",
+    "Guarantee",
+    "MigConfig",
+    "NodeGangs",
+    "PoolTopology",
+    "Quota",
+    "ResolvedCluster",
+    "ResolvedFleet",
+    "ResolvedPool",
+    "ResolvedTaint",
+    "Runs",
+    "Silenced",
+    "TaintTarget",
+    "TierCapacity",
+    "TierInCluster",
+    "layout_devices",
+    "previous_label",
+    "run_length",
+    "tolerates",
+]
