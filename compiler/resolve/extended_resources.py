@@ -10,9 +10,12 @@ apply order, and gpufleet's quota of 0 on the driver's class refuses them in the
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from compiler.diagnostics import Diagnostic
 from compiler.ir import ResolvedCluster
 from compiler.model.policy import Cluster
+from compiler.resolve.check import cluster_check
 from compiler.versions import Feature
 
 DRIVER_EXTENDED_RESOURCES: dict[str, dict[str, str]] = {
@@ -32,9 +35,12 @@ def driver_extended_resources(cluster: Cluster) -> dict[str, str | None]:
     return dict(DRIVER_EXTENDED_RESOURCES.get(cluster.spec.driver, {}))
 
 
-def check_extended_resources(cluster: ResolvedCluster, problems: list[Diagnostic]) -> None:
+@cluster_check("GF230")
+def check_extended_resources(cluster: ResolvedCluster) -> Iterator[Diagnostic]:
     """GF230 for each tier that maps a name the driver's classes map (only where the version
-    has extended resources at all: before that GF220 says so)."""
+    has extended resources at all: before that GF220 says so).
+
+    Examples (FAIL and PASS): docs/diagnostics/GF230.md."""
     if not cluster.target.has(Feature.EXTENDED_RESOURCE):
         return
     taken = driver_extended_resources(cluster.cluster)
@@ -50,20 +56,18 @@ def check_extended_resources(cluster: ResolvedCluster, problems: list[Diagnostic
             if device_class
             else f"a DeviceClass of the {driver} driver (the cluster's driverExtendedResources)"
         )
-        problems.append(
-            Diagnostic(
-                "GF230",
-                f"tier {tier.name!r} maps extended resource {name!r}, which {owner} already "
-                f"maps in cluster {cluster.name}: the class created last serves every pod "
-                f"asking for {name!r}, so such pods may get the driver's class (whose quota "
-                "of 0 refuses them) instead of the tier",
-                tier.source.span(("spec", "extendedResourceName")),
-                (
-                    f"give the tier a name no other class maps, e.g. "
-                    f"`extendedResourceName: example.com/{tier.name}`",
-                    "or, if the cluster's driver install maps no extended resource, declare "
-                    "it in the Cluster: `driverExtendedResources: []`",
-                ),
-                (("the cluster", cluster.cluster.source.span(("spec", "driver"))),),
-            )
+        yield Diagnostic(
+            "GF230",
+            f"tier {tier.name!r} maps extended resource {name!r}, which {owner} already "
+            f"maps in cluster {cluster.name}: the class created last serves every pod "
+            f"asking for {name!r}, so such pods may get the driver's class (whose quota "
+            "of 0 refuses them) instead of the tier",
+            tier.source.span(("spec", "extendedResourceName")),
+            (
+                f"give the tier a name no other class maps, e.g. "
+                f"`extendedResourceName: example.com/{tier.name}`",
+                "or, if the cluster's driver install maps no extended resource, declare "
+                "it in the Cluster: `driverExtendedResources: []`",
+            ),
+            (("the cluster", cluster.cluster.source.span(("spec", "driver"))),),
         )

@@ -8,10 +8,12 @@ left out of its output (GF603), since one object of an unserved kind fails the w
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from compiler.diagnostics import Diagnostic, Span
 from compiler.ir import ResolvedCluster
+from compiler.resolve.check import cluster_check
 from compiler.resolve.claims import cluster_tolerations, quota_fallbacks, usable_fallbacks
 from compiler.resolve.gpu_nodes import namespace_node_taints
 from compiler.versions import (
@@ -156,10 +158,12 @@ def feature_uses(cluster: ResolvedCluster) -> list[Use]:
     return uses
 
 
-def check_features(
-    cluster: ResolvedCluster, problems: list[Diagnostic], warnings: list[Diagnostic]
-) -> None:
-    """Errors for features the cluster's version lacks, warnings for gated ones."""
+@cluster_check("GF220", "GF600", "GF603")
+def check_features(cluster: ResolvedCluster) -> Iterator[Diagnostic]:
+    """Errors for features the cluster's version lacks (GF220), warnings for gated ones (GF600,
+    GF603 for a kind left out).
+
+    Examples (FAIL and PASS): docs/diagnostics/GF220.md, GF600.md, GF603.md."""
     version = cluster.cluster.spec.kubernetes_version
     row = target(version)
     declared = cluster.cluster.spec.api_server
@@ -169,17 +173,16 @@ def check_features(
     for use in feature_uses(cluster):
         availability = row.availability(use.feature)
         if availability is None:
-            problems.append(
-                Diagnostic(
-                    "GF220",
-                    f"{use.what} needs {use.feature.value}, which Kubernetes {version} "
-                    f"(cluster {cluster.name}) does not have; it exists from "
-                    f"{earliest(use.feature)}",
-                    use.span,
-                    ("raise the cluster's kubernetesVersion, or remove the clause",),
-                    (("the cluster's version", version_span),),
-                )
+            yield Diagnostic(
+                "GF220",
+                f"{use.what} needs {use.feature.value}, which Kubernetes {version} "
+                f"(cluster {cluster.name}) does not have; it exists from "
+                f"{earliest(use.feature)}",
+                use.span,
+                ("raise the cluster's kubernetesVersion, or remove the clause",),
+                (("the cluster's version", version_span),),
             )
+
             continue
         if (
             not isinstance(availability, Gated)
@@ -189,72 +192,70 @@ def check_features(
             continue
         warned.add((use.feature, use.left_out))
         if use.feature in OBJECT_FEATURES:
-            warnings.append(
-                Diagnostic(
-                    "GF603",
-                    f"{use.what} needs {use.feature.value}, which Kubernetes {version} does not "
-                    f"serve by default and cluster {cluster.name} does not declare on: gpufleet "
-                    f"leaves them out of the cluster, so {use.left_out}",
-                    use.span,
-                    (
-                        f"{gate_advice(availability)}, and declare it in the cluster's "
-                        f"`apiServer` ({declaration_advice(availability)})",
-                    ),
-                    (("the cluster's version", version_span),),
-                    cluster=cluster.name,
-                )
+            yield Diagnostic(
+                "GF603",
+                f"{use.what} needs {use.feature.value}, which Kubernetes {version} does not "
+                f"serve by default and cluster {cluster.name} does not declare on: gpufleet "
+                f"leaves them out of the cluster, so {use.left_out}",
+                use.span,
+                (
+                    f"{gate_advice(availability)}, and declare it in the cluster's "
+                    f"`apiServer` ({declaration_advice(availability)})",
+                ),
+                (("the cluster's version", version_span),),
+                cluster=cluster.name,
             )
+
         else:
-            warnings.append(
-                Diagnostic(
-                    "GF600",
-                    f"{use.what} needs {use.feature.value}, which is {availability.stage} and "
-                    f"off by default in Kubernetes {version} (cluster {cluster.name}): feature "
-                    f"gate{'s' if len(availability.gates) > 1 else ''} "
-                    f"{', '.join(availability.gates)}",
-                    use.span,
-                    (gate_advice(availability),),
-                    (("the cluster's version", version_span),),
-                    cluster=cluster.name,
-                )
+            yield Diagnostic(
+                "GF600",
+                f"{use.what} needs {use.feature.value}, which is {availability.stage} and "
+                f"off by default in Kubernetes {version} (cluster {cluster.name}): feature "
+                f"gate{'s' if len(availability.gates) > 1 else ''} "
+                f"{', '.join(availability.gates)}",
+                use.span,
+                (gate_advice(availability),),
+                (("the cluster's version", version_span),),
+                cluster=cluster.name,
             )
 
 
-def check_fallback_quotas(cluster: ResolvedCluster, warnings: list[Diagnostic]) -> None:
-    """Warn where a team's templates leave a fallback out: for want of quota, or because the
-    cluster runs Kueue, which admits no claim with alternatives (once per cluster)."""
+@cluster_check("GF601", "GF602")
+def check_fallback_quotas(cluster: ResolvedCluster) -> Iterator[Diagnostic]:
+    """Warn where a team's templates leave a fallback out: for want of quota (GF601), or
+    because the cluster runs Kueue, which admits no claim with alternatives (GF602, once per
+    cluster).
+
+    Examples (FAIL and PASS): docs/diagnostics/GF601.md, GF602.md."""
     kueue_warned = False
     for guarantee in cluster.guarantees:
         kept, dropped = quota_fallbacks(cluster, guarantee)
         for name in dropped:
-            warnings.append(
-                Diagnostic(
-                    "GF601",
-                    f"team {guarantee.team.name!r}, namespace {guarantee.namespace!r}: fallback "
-                    f"{name!r} of tier {guarantee.tier!r} is left out of the claim templates in "
-                    f"cluster {cluster.name}: the namespace holds no {name!r} quota, and a claim "
-                    "with alternatives is charged against every alternative's DeviceClass",
-                    guarantee.span,
-                    (f"give the team a quota for tier {name!r} in {guarantee.namespace!r}",),
-                    cluster=cluster.name,
-                    team=guarantee.team.name,
-                )
+            yield Diagnostic(
+                "GF601",
+                f"team {guarantee.team.name!r}, namespace {guarantee.namespace!r}: fallback "
+                f"{name!r} of tier {guarantee.tier!r} is left out of the claim templates in "
+                f"cluster {cluster.name}: the namespace holds no {name!r} quota, and a claim "
+                "with alternatives is charged against every alternative's DeviceClass",
+                guarantee.span,
+                (f"give the team a quota for tier {name!r} in {guarantee.namespace!r}",),
+                cluster=cluster.name,
+                team=guarantee.team.name,
             )
+
         if kept and cluster.cluster.spec.kueue.enabled and not kueue_warned:
             kueue_warned = True
-            warnings.append(
-                Diagnostic(
-                    "GF602",
-                    f"cluster {cluster.name} runs Kueue, which admits no workload whose claim "
-                    f"offers alternatives: the claim templates of tier {guarantee.tier!r} (and "
-                    f"any other tier with fallbacks) ask for their own tier only, without the "
-                    f"fallbacks ({', '.join(kept)}); jobs use each fallback tier through its "
-                    "own template",
-                    cluster.tier(guarantee.tier).tier.source.span(("spec", "fallbacks")),
-                    (
-                        "the guarantees hold without fallbacks; drop the tier's fallbacks to "
-                        "silence this, or run the cluster without Kueue to keep them",
-                    ),
-                    cluster=cluster.name,
-                )
+            yield Diagnostic(
+                "GF602",
+                f"cluster {cluster.name} runs Kueue, which admits no workload whose claim "
+                f"offers alternatives: the claim templates of tier {guarantee.tier!r} (and "
+                f"any other tier with fallbacks) ask for their own tier only, without the "
+                f"fallbacks ({', '.join(kept)}); jobs use each fallback tier through its "
+                "own template",
+                cluster.tier(guarantee.tier).tier.source.span(("spec", "fallbacks")),
+                (
+                    "the guarantees hold without fallbacks; drop the tier's fallbacks to "
+                    "silence this, or run the cluster without Kueue to keep them",
+                ),
+                cluster=cluster.name,
             )

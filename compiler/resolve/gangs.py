@@ -10,6 +10,7 @@ each gang within one group.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from compiler.catalog.driver import (
@@ -21,6 +22,7 @@ from compiler.catalog.driver import (
 )
 from compiler.diagnostics import Diagnostic
 from compiler.ir import GroupSize, ResolvedCluster, ResolvedPool, TierInCluster
+from compiler.resolve.check import cluster_check
 
 NVIDIA_DRIVER = "gpu.nvidia.com"
 SCOPE_WORDS = {
@@ -83,14 +85,17 @@ def gang_group(cluster: ResolvedCluster, tier: TierInCluster, pool: ResolvedPool
     return GangGroup(name, found.scope, size.gpus if size else None, size)
 
 
-def check_gangs(cluster: ResolvedCluster, problems: list[Diagnostic]) -> None:
+@cluster_check("GF235", "GF236")
+def check_gangs(cluster: ResolvedCluster) -> Iterator[Diagnostic]:
     """GF235 for a tier matching gangs on an attribute the cluster's driver does not publish,
-    GF236 for a gang matched on a NUMA node or PCIe root where the pool's grouping is unknown."""
+    GF236 for a gang matched on a NUMA node or PCIe root where the pool's grouping is unknown.
+
+    Examples (FAIL and PASS): docs/diagnostics/GF235.md, GF236.md."""
     driver = cluster.cluster.spec.driver
     if driver != NVIDIA_DRIVER:  # the table describes NVIDIA's driver only
         return
     for tier in cluster.tiers:
-        _check_published(cluster, tier, problems)
+        yield from _unpublished(cluster, tier)
     unknown: set[tuple[str, Scope]] = set()
     for guarantee in cluster.guarantees:
         if guarantee.gang < 2:
@@ -103,12 +108,10 @@ def check_gangs(cluster: ResolvedCluster, problems: list[Diagnostic]) -> None:
             if group.gpus is not None or (pool.pool.name, group.scope) in unknown:
                 continue
             unknown.add((pool.pool.name, group.scope))
-            problems.append(_unknown_topology(cluster, tier, pool, group, guarantee.gang))
+            yield _unknown_topology(cluster, tier, pool, group, guarantee.gang)
 
 
-def _check_published(
-    cluster: ResolvedCluster, tier: TierInCluster, problems: list[Diagnostic]
-) -> None:
+def _unpublished(cluster: ResolvedCluster, tier: TierInCluster) -> Iterator[Diagnostic]:
     name = tier.tier.spec.gang_match_attribute
     if name is None:
         return
@@ -126,27 +129,25 @@ def _check_published(
         default = (
             "" if "driver_version" in cluster.cluster.spec.model_fields_set else ", the default"
         )
-        problems.append(
-            Diagnostic(
-                "GF235",
-                f"tier {tier.name!r} matches gangs on {name!r}, which the NVIDIA DRA driver "
-                f"{version} of cluster {cluster.name} does not publish on its "
-                f"{'MIG' if device_type == 'mig' else 'GPU'} devices{where}: a gang claim "
-                "would never be allocated",
-                tier.tier.source.span(("spec", "gangMatchAttribute")),
+        yield Diagnostic(
+            "GF235",
+            f"tier {tier.name!r} matches gangs on {name!r}, which the NVIDIA DRA driver "
+            f"{version} of cluster {cluster.name} does not publish on its "
+            f"{'MIG' if device_type == 'mig' else 'GPU'} devices{where}: a gang claim "
+            "would never be allocated",
+            tier.tier.source.span(("spec", "gangMatchAttribute")),
+            (
+                f"published by driver {version}: {', '.join(sorted(offered))}",
+                "a claim's devices are on one node anyway: drop gangMatchAttribute to "
+                "keep a gang on one node, or set the cluster's driverVersion "
+                f"({', '.join(DRIVER_VERSIONS)}) to the release it runs",
+            ),
+            (
                 (
-                    f"published by driver {version}: {', '.join(sorted(offered))}",
-                    "a claim's devices are on one node anyway: drop gangMatchAttribute to "
-                    "keep a gang on one node, or set the cluster's driverVersion "
-                    f"({', '.join(DRIVER_VERSIONS)}) to the release it runs",
+                    f"cluster {cluster.name} runs driver {version}{default}",
+                    cluster.cluster.source.span(("spec", "driverVersion")),
                 ),
-                (
-                    (
-                        f"cluster {cluster.name} runs driver {version}{default}",
-                        cluster.cluster.source.span(("spec", "driverVersion")),
-                    ),
-                ),
-            )
+            ),
         )
         return
 

@@ -13,13 +13,9 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
-from compiler.diagnostics import Diagnostic
 from compiler.ir import ResolvedCluster, ResolvedPool
 from compiler.model.cluster import NodeTaint
 from compiler.resolve.node_names import pool_node_names
-
-KUEUE_FLAVOR_TAINTS = 8
-"""Kueue's ResourceFlavor takes at most 8 nodeTaints and 8 tolerations."""
 
 
 @dataclass(frozen=True)
@@ -87,22 +83,3 @@ def tainted_node_names(cluster: ResolvedCluster) -> list[NodeNames]:
         NodeNames(n.pool.name, n.prefix, n.suffix, n.pool.listed_names)
         for n in sorted(pool_node_names(cluster.cluster, tainted), key=lambda n: n.pool.name)
     ]
-
-
-def check_node_taints(cluster: ResolvedCluster, problems: list[Diagnostic]) -> None:
-    """A tier's Kueue flavor lists its pools' node taints: at most Kueue's limit."""
-    if not cluster.cluster.spec.kueue.enabled:
-        return
-    for tier in cluster.tiers:
-        taints = tier_node_taints(cluster, tier.name)
-        if len(taints) > KUEUE_FLAVOR_TAINTS:
-            problems.append(
-                Diagnostic(
-                    "GF227",
-                    f"tier {tier.name!r} takes devices from pools with {len(taints)} different "
-                    f"node taints in cluster {cluster.name}; its Kueue ResourceFlavor may list "
-                    f"at most {KUEUE_FLAVOR_TAINTS}",
-                    tier.tier.source.span(("spec", "select")),
-                    ("give the pools of one tier fewer distinct `nodeTaint`s",),
-                )
-            )

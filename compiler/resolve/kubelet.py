@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from compiler.diagnostics import Diagnostic
 from compiler.ir import ResolvedCluster
 from compiler.quantity import format_bytes, format_decimal
+from compiler.resolve.check import cluster_check
 from compiler.resolve.host import allocatable, reserved
 
 
-def check_kubelet(cluster: ResolvedCluster, problems: list[Diagnostic]) -> None:
-    """Reservations plus the eviction threshold must leave every node some CPU and memory."""
+@cluster_check("GF226")
+def check_kubelet(cluster: ResolvedCluster) -> Iterator[Diagnostic]:
+    """GF226 where reservations plus the eviction threshold leave a pool's nodes no CPU or
+    memory to allocate.
+
+    Examples (FAIL and PASS): docs/diagnostics/GF226.md."""
     kubelet = cluster.cluster.spec.kubelet
     kept = reserved(kubelet)
     source = cluster.cluster.source
@@ -27,12 +34,10 @@ def check_kubelet(cluster: ResolvedCluster, problems: list[Diagnostic]) -> None:
                 f"{format_decimal(pool.pool.cpu)}"
             )
         if short:
-            problems.append(
-                Diagnostic(
-                    "GF226",
-                    f"cluster {cluster.name}: the kubelet reservations leave nodes of pool "
-                    f"{pool.pool.name!r} nothing to allocate ({'; '.join(short)})",
-                    source.span(("spec", "kubelet")),
-                    ("lower systemReserved, kubeReserved or evictionHardMemory",),
-                )
+            yield Diagnostic(
+                "GF226",
+                f"cluster {cluster.name}: the kubelet reservations leave nodes of pool "
+                f"{pool.pool.name!r} nothing to allocate ({'; '.join(short)})",
+                source.span(("spec", "kubelet")),
+                ("lower systemReserved, kubeReserved or evictionHardMemory",),
             )

@@ -9,31 +9,26 @@ from compiler.diagnostics import CompileError, Diagnostic, Severity
 from compiler.ir import GrantedTeam, ResolvedCluster, ResolvedFleet, TierInCluster
 from compiler.model import Policies
 from compiler.resolve.catalog import fleet_catalog
-from compiler.resolve.extended_resources import check_extended_resources
-from compiler.resolve.features import check_fallback_quotas, check_features
-from compiler.resolve.gangs import check_gangs
-from compiler.resolve.gpu_nodes import check_node_taints
+from compiler.resolve.check import ClusterCheck
+from compiler.resolve.checks import CLUSTER_CHECKS
 from compiler.resolve.grants import granted_teams
 from compiler.resolve.isolation import check_namespaces
-from compiler.resolve.kubelet import check_kubelet
-from compiler.resolve.kueue import check_kueue
 from compiler.resolve.ladder import check_ladder
 from compiler.resolve.pools import resolve_pools
-from compiler.resolve.sharing import check_shared_claims, check_sharing
+from compiler.resolve.sharing import check_shared_claims
 from compiler.resolve.suppressions import apply_suppressions, valid_suppressions
 from compiler.resolve.taints import resolve_taints
 from compiler.resolve.teams import check_cluster_quotas, check_team, team_guarantees
-from compiler.resolve.tier_options import (
-    check_cluster_tier_options,
-    check_fallback_presence,
-    check_tier_options,
-)
+from compiler.resolve.tier_options import check_fallback_presence, check_tier_options
 from compiler.resolve.tiers import check_tier, tier_in_cluster
 
 
-def resolve(policies: Policies, catalog: Catalog) -> ResolvedFleet:
+def resolve(
+    policies: Policies, catalog: Catalog, checks: Sequence[ClusterCheck] = CLUSTER_CHECKS
+) -> ResolvedFleet:
     """Resolve every reference of the policies against `catalog` and the GPU models they add;
-    raise CompileError if any is broken."""
+    raise CompileError if any is broken. `checks` run on each resolved cluster (every
+    registered one; a test runs one alone on an example fleet resolved without them)."""
     problems: list[Diagnostic] = []
     catalog = fleet_catalog(catalog, policies.gpu_models, problems)
     check_ladder(policies.ladder, problems)
@@ -79,15 +74,10 @@ def resolve(policies: Policies, catalog: Catalog) -> ResolvedFleet:
                 taints,
             )
         )
-        check_cluster_tier_options(clusters[-1], problems)
-        check_gangs(clusters[-1], problems)
-        check_extended_resources(clusters[-1], problems)
-        check_kubelet(clusters[-1], problems)
-        check_kueue(clusters[-1], problems)
-        check_node_taints(clusters[-1], problems)
-        check_sharing(clusters[-1], problems, cluster_warnings)
-        check_features(clusters[-1], problems, cluster_warnings)
-        check_fallback_quotas(clusters[-1], cluster_warnings)
+        for check in checks:
+            for found in check(clusters[-1]):
+                is_error = found.severity is Severity.ERROR
+                (problems if is_error else cluster_warnings).append(found)
 
     check_fallback_presence(clusters, policies.tiers, problems)
     check_shared_claims(teams, clusters, policies.tiers, problems)

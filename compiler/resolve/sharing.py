@@ -12,13 +12,14 @@ pod starts, so a cluster that does not declare the gate on (`driverFeatureGates`
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from compiler.diagnostics import Diagnostic
 from compiler.ir import GrantedTeam, ResolvedCluster
 from compiler.model.policy import GpuTier
 from compiler.model.team import SharedClaim
+from compiler.resolve.check import cluster_check
 from compiler.resolve.tier_options import NVIDIA_DRIVER
 
 SHARING_GATES = {"TimeSlicing": "TimeSlicingSettings", "MPS": "MPSSupport"}
@@ -77,13 +78,14 @@ def _held_limit(cluster: ResolvedCluster, team: GrantedTeam, namespace: str, tie
     )
 
 
-def check_sharing(
-    cluster: ResolvedCluster, problems: list[Diagnostic], warnings: list[Diagnostic]
-) -> None:
-    """Per cluster: the driver gates of the sharing its tiers use, and what its shared claims
-    ask (their tier's quota there, room for their devices, no Kueue)."""
+@cluster_check("GF240", "GF242", "GF608")
+def check_sharing(cluster: ResolvedCluster) -> Iterator[Diagnostic]:
+    """Per cluster: the driver gates of the sharing its tiers use (GF608), and what its shared
+    claims ask: their tier's quota there, room for their devices (GF240), no Kueue (GF242).
+
+    Examples (FAIL and PASS): docs/diagnostics/GF240.md, GF242.md, GF608.md."""
     placed = shared_claims(cluster)
-    _check_driver_gates(cluster, warnings)
+    yield from _ungated_sharing(cluster)
     for team in cluster.teams:
         for index, claim in enumerate(team.spec.shared_claims):
             namespace = claim_namespace(team, claim)
@@ -91,54 +93,50 @@ def check_sharing(
             if namespace is None or not listed:
                 continue
             if _held_limit(cluster, team, namespace, claim.tier) == 0:
-                problems.append(
-                    Diagnostic(
-                        "GF240",
-                        f"team {team.name!r}: shared claim {claim.name!r} asks for tier "
-                        f"{claim.tier!r} in namespace {namespace!r} of cluster {cluster.name}, "
-                        "where the namespace holds no quota for it: the tier guardrail would "
-                        "refuse the claim",
-                        team.source.span(("spec", "sharedClaims", index, "clusters")),
-                        ("list only clusters where the namespace holds the tier's quota",),
-                    )
+                yield Diagnostic(
+                    "GF240",
+                    f"team {team.name!r}: shared claim {claim.name!r} asks for tier "
+                    f"{claim.tier!r} in namespace {namespace!r} of cluster {cluster.name}, "
+                    "where the namespace holds no quota for it: the tier guardrail would "
+                    "refuse the claim",
+                    team.source.span(("spec", "sharedClaims", index, "clusters")),
+                    ("list only clusters where the namespace holds the tier's quota",),
                 )
+
     devices: dict[tuple[str, str, str], list[PlacedClaim]] = defaultdict(list)
     for item in placed:
         devices[(item.team.name, item.namespace, item.claim.tier)].append(item)
         if cluster.cluster.spec.kueue.enabled:
-            problems.append(
-                Diagnostic(
-                    "GF242",
-                    f"team {item.team.name!r}: shared claim {item.claim.name!r} in cluster "
-                    f"{cluster.name}, which runs Kueue: Kueue (0.18, 0.19) counts devices from "
-                    "claim templates only and holds every job whose pods name a ResourceClaim "
-                    "as inadmissible",
-                    item.team.source.span(item.path("name")),
-                    (
-                        "leave the Kueue cluster out of the claim's `clusters`, or share "
-                        "devices between the containers of one pod (a claim template)",
-                    ),
-                )
+            yield Diagnostic(
+                "GF242",
+                f"team {item.team.name!r}: shared claim {item.claim.name!r} in cluster "
+                f"{cluster.name}, which runs Kueue: Kueue (0.18, 0.19) counts devices from "
+                "claim templates only and holds every job whose pods name a ResourceClaim "
+                "as inadmissible",
+                item.team.source.span(item.path("name")),
+                (
+                    "leave the Kueue cluster out of the claim's `clusters`, or share "
+                    "devices between the containers of one pod (a claim template)",
+                ),
             )
+
     for (_, namespace, tier), claims in sorted(devices.items()):
         team = claims[0].team
         total = sum(c.claim.devices for c in claims)
         limit = _held_limit(cluster, team, namespace, tier)
         if total > limit:
-            problems.append(
-                Diagnostic(
-                    "GF240",
-                    f"team {team.name!r}: the shared claims of tier {tier!r} in namespace "
-                    f"{namespace!r} hold {total} devices in cluster {cluster.name}, beyond the "
-                    f"namespace's limit of {limit}: the quota would refuse the last of them "
-                    "(a shared claim counts against the quota for as long as it exists)",
-                    team.source.span(claims[-1].path("devices")),
-                    (f"ask for at most {limit} devices in all",),
-                )
+            yield Diagnostic(
+                "GF240",
+                f"team {team.name!r}: the shared claims of tier {tier!r} in namespace "
+                f"{namespace!r} hold {total} devices in cluster {cluster.name}, beyond the "
+                f"namespace's limit of {limit}: the quota would refuse the last of them "
+                "(a shared claim counts against the quota for as long as it exists)",
+                team.source.span(claims[-1].path("devices")),
+                (f"ask for at most {limit} devices in all",),
             )
 
 
-def _check_driver_gates(cluster: ResolvedCluster, warnings: list[Diagnostic]) -> None:
+def _ungated_sharing(cluster: ResolvedCluster) -> Iterator[Diagnostic]:
     """One warning per sharing strategy the cluster's claims use without the driver's gate."""
     if cluster.cluster.spec.driver != NVIDIA_DRIVER:
         return  # sharing on another driver is GF224
@@ -156,23 +154,21 @@ def _check_driver_gates(cluster: ResolvedCluster, warnings: list[Diagnostic]) ->
             continue
         names = ", ".join(repr(t.name) for t in tiers)
         plural = "s" if len(tiers) > 1 else ""
-        warnings.append(
-            Diagnostic(
-                "GF608",
-                f"tier{plural} {names} share{'' if plural else 's'} devices by {strategy} in "
-                f"cluster {cluster.name}, which the NVIDIA DRA driver does only with its "
-                f"feature gate {gate} (alpha, off by default); the cluster does not declare it "
-                f"on (driverFeatureGates), and without it every claim of the tier{plural} fails "
-                "when its pod starts",
-                tiers[0].source.span(("spec", "sharing")),
-                (
-                    f"run the driver with the gate (its Helm chart's `featureGates: {{{gate}: "
-                    f"true}}`) and declare it in the Cluster: `driverFeatureGates: {{{gate}: "
-                    "true}`; or set `sharing: Exclusive`",
-                ),
-                (("the cluster", cluster.cluster.source.span(("metadata", "name"))),),
-                cluster=cluster.name,
-            )
+        yield Diagnostic(
+            "GF608",
+            f"tier{plural} {names} share{'' if plural else 's'} devices by {strategy} in "
+            f"cluster {cluster.name}, which the NVIDIA DRA driver does only with its "
+            f"feature gate {gate} (alpha, off by default); the cluster does not declare it "
+            f"on (driverFeatureGates), and without it every claim of the tier{plural} fails "
+            "when its pod starts",
+            tiers[0].source.span(("spec", "sharing")),
+            (
+                f"run the driver with the gate (its Helm chart's `featureGates: {{{gate}: "
+                f"true}}`) and declare it in the Cluster: `driverFeatureGates: {{{gate}: "
+                "true}`; or set `sharing: Exclusive`",
+            ),
+            (("the cluster", cluster.cluster.source.span(("metadata", "name"))),),
+            cluster=cluster.name,
         )
 
 

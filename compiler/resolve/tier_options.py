@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from compiler.diagnostics import Diagnostic
 from compiler.ir import ResolvedCluster
 from compiler.model.policy import GpuTier
+from compiler.resolve.check import cluster_check
 
 NVIDIA_DRIVER = "gpu.nvidia.com"
 """The driver whose opaque GpuConfig / MigDeviceConfig carries a tier's sharing strategy."""
@@ -46,9 +47,13 @@ def check_tier_options(tiers: Iterable[GpuTier], problems: list[Diagnostic]) -> 
             )
 
 
-def check_cluster_tier_options(cluster: ResolvedCluster, problems: list[Diagnostic]) -> None:
-    """Per cluster: sharing fits the devices and the driver, and no two tiers claim the same
-    extended resource name."""
+@cluster_check("GF224", "GF225", "GF223", tested_elsewhere=("GF223",))
+def check_cluster_tier_options(cluster: ResolvedCluster) -> Iterator[Diagnostic]:
+    """Per cluster: sharing fits the devices and the driver (GF224; GF223 for an interval on
+    MIG devices), and no two tiers claim the same extended resource name (GF225).
+
+    Examples (FAIL and PASS): docs/diagnostics/GF224.md, GF225.md. GF223's page shows
+    check_tier_options's case; this one's (MIG devices) is in tests/test_claims.py."""
     driver = cluster.cluster.spec.driver
     extended: dict[str, GpuTier] = {}
     for resolved in cluster.tiers:
@@ -69,40 +74,36 @@ def check_cluster_tier_options(cluster: ResolvedCluster, problems: list[Diagnost
             else:
                 reason = None
             if reason is not None:
-                problems.append(
-                    Diagnostic(
-                        "GF224",
-                        f"tier {tier.name!r} cannot be shared ({spec.sharing}): {reason}",
-                        source.span(("spec", "sharing")),
-                        (
-                            "split the tier so that each selects only whole GPUs or only MIG "
-                            "devices of the NVIDIA driver, or set `sharing: Exclusive`",
-                        ),
-                    )
+                yield Diagnostic(
+                    "GF224",
+                    f"tier {tier.name!r} cannot be shared ({spec.sharing}): {reason}",
+                    source.span(("spec", "sharing")),
+                    (
+                        "split the tier so that each selects only whole GPUs or only MIG "
+                        "devices of the NVIDIA driver, or set `sharing: Exclusive`",
+                    ),
                 )
+
             if mig == {True} and spec.time_slice_interval is not None:
-                problems.append(
-                    Diagnostic(
-                        "GF223",
-                        f"tier {tier.name!r} selects MIG devices, whose time-slicing has no "
-                        "interval setting",
-                        source.span(("spec", "timeSliceInterval")),
-                        ("remove timeSliceInterval",),
-                    )
+                yield Diagnostic(
+                    "GF223",
+                    f"tier {tier.name!r} selects MIG devices, whose time-slicing has no "
+                    "interval setting",
+                    source.span(("spec", "timeSliceInterval")),
+                    ("remove timeSliceInterval",),
                 )
+
         name = spec.extended_resource_name
         if name is not None:
             first = extended.setdefault(name, tier)
             if first is not tier:
-                problems.append(
-                    Diagnostic(
-                        "GF225",
-                        f"tiers {first.name!r} and {tier.name!r} both map extended resource "
-                        f"{name!r} in cluster {cluster.name}: the scheduler would pick one",
-                        source.span(("spec", "extendedResourceName")),
-                        ("give each tier its own extended resource name",),
-                        (("the other", first.source.span(("spec", "extendedResourceName"))),),
-                    )
+                yield Diagnostic(
+                    "GF225",
+                    f"tiers {first.name!r} and {tier.name!r} both map extended resource "
+                    f"{name!r} in cluster {cluster.name}: the scheduler would pick one",
+                    source.span(("spec", "extendedResourceName")),
+                    ("give each tier its own extended resource name",),
+                    (("the other", first.source.span(("spec", "extendedResourceName"))),),
                 )
 
 
