@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: compile test e2e check lint bench clean fuzz wheelhouse
+.PHONY: compile test e2e check lint bench clean fuzz wheelhouse coverage
 
 $(STAMP): pyproject.toml requirements.lock
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -33,6 +33,14 @@ wheelhouse: $(STAMP)
 # GPUFLEET_WHEELHOUSE=required: a test that needs the wheelhouse fails rather than skips.
 test: $(STAMP) lint wheelhouse
 	GPUFLEET_WHEELHOUSE=required $(BIN)/python -m pytest
+
+# Branch coverage of compiler/ over the suite, gpufleet child processes included (the settings
+# are [tool.coverage.*] in pyproject.toml); the total is the last line.
+coverage: $(STAMP)
+	rm -f .coverage .coverage.*
+	$(BIN)/coverage run -m pytest -p no:cacheprovider -q
+	$(BIN)/coverage combine --quiet
+	$(BIN)/coverage report
 
 # The long fuzz profile (docs/fuzzing.md): FUZZ_CASES mutated fleets through `gpufleet
 # compile`, FUZZ_JOBS at a time, from case FUZZ_FIRST of seed FUZZ_SEED (default: today);
