@@ -19,11 +19,12 @@ It reads what the README and the models' docstrings say:
   `nodes`), or by its pattern with `{cluster}`, `{pool}` and `{index}` filled in; a name names
   one node of the cluster;
 - a DeviceTaint covers its pool (default all), node (default all; an index within the pool,
-  or a node's name, which says the pool too) and GPU (default all) and, unless its effect is
-  None, keeps devices from teams none of whose tolerations match it.
+  or a node's name, which says the pool too) and GPU (default all), of the pools whose whole
+  GPUs its `select` (default all) selects as a tier's would, and, unless its effect is None,
+  keeps devices from teams none of whose tolerations match it.
 
-A fleet the compiler would refuse, or one using what this reading does not cover (a taint's
-`select`, a model it does not know, ...), raises NotJudged: the oracle never guesses.
+A fleet the compiler would refuse, or one using what this reading does not cover (a model it
+does not know, ...), raises NotJudged: the oracle never guesses.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from compiler.model.cluster import Cluster, NodePool
 from compiler.model.grant import TeamGrant, TierGrant
 from compiler.model.taint import DeviceTaint
 from compiler.model.team import QuotaUse, Team, Toleration
-from compiler.model.tier import GpuTier
+from compiler.model.tier import GpuTier, Selector
 from tests.oracle_driver import Share, sharing
 from tests.oracle_gpus import GIB, MIB, Gpu
 from tests.oracle_host import Host, allocatable, per_device
@@ -191,7 +192,11 @@ def read_cluster(policies: Policies, name: str) -> Inventory:
     for need in needs:
         if not tiers[need.tier].kinds:
             raise NotJudged(f"{need.key}: tier {need.tier} selects no device in {name}")
-    taints = tuple(_taint(t, pools, present) for t in policies.taints if t.spec.cluster == name)
+    taints = tuple(
+        _taint(t, pools, present, spec.driver, models)
+        for t in policies.taints
+        if t.spec.cluster == name
+    )
     return Inventory(name, spec.driver, spec.driver_version, pools, tiers, needs, taints)
 
 
@@ -242,16 +247,31 @@ def _tier(tier: GpuTier, pools: Sequence[Pool], driver: str, models: Models) -> 
 
 
 def _selects(tier: GpuTier, model: Gpu, profile: str, driver: str, models: Models) -> bool:
-    select, partition = tier.spec.select, tier.spec.partition
+    return _selector_selects(
+        f"tier {tier.name}", tier.spec.select, tier.spec.partition, model, profile, driver, models
+    )
+
+
+def _selector_selects(
+    what: str,
+    select: Selector,
+    partition: str | None,
+    model: Gpu,
+    profile: str,
+    driver: str,
+    models: Models,
+) -> bool:
+    """Whether `select` (of a tier, or of a taint with no partition) selects devices of
+    `profile` ("" for whole GPUs) of `model`."""
     if select.cel is not None:
         if partition is not None:
-            raise NotJudged(f"tier {tier.name}: cel with partition")
+            raise NotJudged(f"{what}: cel with partition")
         return _cel_selects(select.cel, _device(model, profile, driver))
     if (profile or None) != partition:
         return False
     if select.models:
         if not all(models.selected_by_name(name) for name in select.models):
-            raise NotJudged(f"tier {tier.name}: unknown model in {select.models}")
+            raise NotJudged(f"{what}: unknown model in {select.models}")
         if not any(model in models.selected_by_name(name) for name in select.models):
             return False
     if select.architectures and model.architecture not in select.architectures:
@@ -262,7 +282,7 @@ def _selects(tier: GpuTier, model: Gpu, profile: str, driver: str, models: Model
             return True
         if select.min_memory > high:
             return False
-        raise NotJudged(f"tier {tier.name}: {model.id} {profile} memory near minMemory")
+        raise NotJudged(f"{what}: {model.id} {profile} memory near minMemory")
     return True
 
 
@@ -435,10 +455,10 @@ class _Team:
         return shares
 
 
-def _taint(taint: DeviceTaint, pools: Sequence[Pool], teams: Sequence[_Team]) -> Taint:
+def _taint(
+    taint: DeviceTaint, pools: Sequence[Pool], teams: Sequence[_Team], driver: str, models: Models
+) -> Taint:
     spec = taint.spec
-    if spec.select is not None:
-        raise NotJudged(f"taint {taint.name}: select is not read by the oracle")
     chosen = [p for p in pools if spec.pool in (None, p.name)]
     node = spec.node
     if isinstance(node, str):
@@ -454,6 +474,12 @@ def _taint(taint: DeviceTaint, pools: Sequence[Pool], teams: Sequence[_Team]) ->
             spec.device is not None and spec.device >= pool.width
         ):
             raise NotJudged(f"taint {taint.name}: no such node or GPU in pool {pool.name}")
+    if spec.select is not None:  # the pools whose whole GPUs it selects
+        select = spec.select
+        what = f"taint {taint.name}"
+        chosen = [
+            p for p in chosen if _selector_selects(what, select, None, p.gpu, "", driver, models)
+        ]
     nodes = None if node is None else frozenset({node})
     return Taint(
         taint.name,

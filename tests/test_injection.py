@@ -156,6 +156,7 @@ def test_hostile_free_text_is_emitted_as_inert_strings(
         policies(root, description, cel, f"{file_stem}.yaml")
         tree = compile_policies(root).tree
     origin = f"policies/{file_stem}.yaml"
+    compared = []
     for path, text in tree.items():
         if not path.endswith(".yaml"):
             continue
@@ -165,11 +166,14 @@ def test_hostile_free_text_is_emitted_as_inert_strings(
         if path.endswith("priorityclass_high.yaml"):
             assert obj == expected_priority_class(description, origin)
             validate_object(obj, "1.36")
+            compared.append(obj["kind"])
         elif path.endswith("deviceclass_any.yaml"):
             assert obj == expected_device_class(cel)
             validate_object(obj, "1.36")
+            compared.append(obj["kind"])
         else:
             assert obj["kind"] == "Kustomization" or obj["metadata"]["annotations"]
+    assert sorted(compared) == ["DeviceClass", "PriorityClass"]  # the hostile text was emitted
 
 
 @pytest.mark.parametrize(

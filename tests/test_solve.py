@@ -112,29 +112,33 @@ def test_mig_uniform_per_node_versus_mixed_per_gpu(write_policies: PolicyWriter)
 
 
 @pytest.mark.parametrize(
-    ("demand", "fits"),
+    ("teams", "fits"),
     [
-        ("[{tier: any, guaranteed: 12, gang: 3}]", True),  # 3+3 per 8-GPU node... and the H200
-        ("[{tier: big, guaranteed: 6, gang: 3}, {tier: any, guaranteed: 16, gang: 4}]", True),
-        ("[{tier: any, guaranteed: 21, gang: 3}]", False),  # 7 gangs of 3: only 2 fit per node
-        ("[{tier: any, guaranteed: 18, gang: 6}, {tier: any, guaranteed: 4, gang: 4}]", False),
+        # gangs of 3: two fit on each of the three 8-GPU nodes, 18 GPUs in all
+        ({"a": "[{tier: any, guaranteed: 12, gang: 3}]"}, True),
+        ({"a": "[{tier: any, guaranteed: 21, gang: 3}]"}, False),  # 7 gangs: 21 of 24 GPUs
+        # the H200 holds a's two gangs of 3, the H100s b's four gangs of 4
+        (
+            {
+                "a": "[{tier: big, guaranteed: 6, gang: 3}]",
+                "b": "[{tier: any, guaranteed: 16, gang: 4}]",
+            },
+            True,
+        ),
+        # 22 of 24 GPUs, but a gang of 6 on each node leaves 2 there: no node for a gang of 4
+        (
+            {
+                "a": "[{tier: any, guaranteed: 18, gang: 6}]",
+                "b": "[{tier: any, guaranteed: 4, gang: 4}]",
+            },
+            False,
+        ),
     ],
+    ids=["12-in-3s", "21-in-3s", "3s-and-4s", "6s-and-a-4"],
 )
 def test_gangs_are_packed_per_node_not_by_total(
-    write_policies: PolicyWriter, demand: str, fits: bool
+    write_policies: PolicyWriter, teams: dict[str, str], fits: bool
 ) -> None:
-    quotas = demand.replace("}, {", "}, {namespace: a, ").replace("[{", "[{namespace: a, ")
-    teams = {"a": quotas.replace("namespace: a, tier: any", "namespace: a, tier: any", 1)}
-    if "tier: any, guaranteed: 4, gang: 4" in demand:
-        teams = {
-            "a": "[{tier: any, guaranteed: 18, gang: 6}]",
-            "b": "[{tier: any, guaranteed: 4, gang: 4}]",
-        }
-    elif "big" in demand:
-        teams = {
-            "a": "[{tier: big, guaranteed: 6, gang: 3}]",
-            "b": "[{tier: any, guaranteed: 16, gang: 4}]",
-        }
     if fits:
         solve(write_policies, teams)
     else:

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
 import yaml
 
 from compiler.emit.taints import device_names, mig_device_name
+from compiler.load import load_policies
+from compiler.model import build_policies
 from compiler.pipeline import Compiled, compile_policies
 from compiler.validate import validate_object
 from tests import fleets
 from tests.conftest import PolicyWriter
+from tests.oracle_policy import read_cluster
 
 POOLS = """
     - {name: h100, nodes: 2, gpu: H100-80GB, gpusPerNode: 8, hostMemory: 2Ti, cpu: 224,
@@ -29,10 +35,10 @@ def rules(compiled: Compiled) -> dict[str, dict]:  # type: ignore[type-arg]
     }
 
 
-def compile_with(
+def write_with(
     write_policies: PolicyWriter, *taints: str, api_server: str | None = fleets.TAINT_RULES_ON_1_36
-) -> Compiled:
-    root = write_policies(
+) -> Path:
+    return write_policies(
         {
             "c.yaml": fleets.cluster(pools=POOLS, api_server=api_server),
             "t.yaml": fleets.tier("any", "{select: {models: [H100, L40S]}}"),
@@ -45,7 +51,12 @@ def compile_with(
             **{f"taint{i}.yaml": text for i, text in enumerate(taints)},
         }
     )
-    return compile_policies(root)
+
+
+def compile_with(
+    write_policies: PolicyWriter, *taints: str, api_server: str | None = fleets.TAINT_RULES_ON_1_36
+) -> Compiled:
+    return compile_policies(write_with(write_policies, *taints, api_server=api_server))
 
 
 def test_rules_are_emitted_only_where_the_cluster_serves_them(
@@ -146,3 +157,79 @@ def test_toleration_without_a_matching_taint_is_not_emitted(write_policies: Poli
     compiled = compile_with(write_policies)
     template = yaml.safe_load(compiled.tree["clusters/c1/a/resourceclaimtemplate_any.yaml"])
     assert "tolerations" not in template["spec"]["spec"]["devices"]["requests"][0]["exactly"]
+
+
+Tainted = set[tuple[str, int | None]]
+"""(node name, GPU index or None for every GPU of the node)."""
+
+
+def tainted_by_rules(compiled: Compiled, every_node: list[str]) -> Tainted:
+    """What the emitted DeviceTaintRules taint, read from their selectors: a rule without a
+    pool taints every node of the cluster."""
+    tainted: Tainted = set()
+    for rule in rules(compiled).values():
+        selector = rule["spec"]["deviceSelector"]
+        assert selector["driver"] == "gpu.nvidia.com"
+        nodes = [selector["pool"]] if "pool" in selector else every_node
+        device = selector.get("device")
+        gpu = None if device is None else int(device.split("-")[1])  # gpu-<index>[-mig-...]
+        tainted |= {(node, gpu) for node in nodes}
+    return tainted
+
+
+def tainted_as_the_oracle_reads(root: Path) -> tuple[Tainted, Tainted]:
+    """The policy compiled to rules, and what the independent oracle (tests/oracle_policy.py)
+    reads the policy's taints to cover: (by the rules, by the oracle)."""
+    cluster = read_cluster(build_policies(load_policies(root)), "c1")
+    every_node = [name for pool in cluster.pools for name in pool.names]
+    by_oracle = {
+        (pool.names[node], cover.gpu)
+        for taint in cluster.taints
+        for cover in taint.covers
+        for pool in [cluster.pool(cover.pool)]
+        for node in (range(pool.nodes) if cover.nodes is None else sorted(cover.nodes))
+    }
+    return tainted_by_rules(compile_policies(root), every_node), by_oracle
+
+
+SELECTS_PRODUCT = '\'device.attributes["gpu.nvidia.com"].productName.contains("L40S")\''
+
+
+@pytest.mark.parametrize(
+    ("select", "pools"),
+    [
+        ("{models: [L40S]}", {"l40s"}),
+        ("{minMemory: 79Gi}", {"h100"}),  # 80 GB H100s, not 48 GB L40Ss
+        ("{architectures: [Hopper]}", {"h100"}),
+        (f"{{cel: {SELECTS_PRODUCT}}}", {"l40s"}),
+        ("{models: [H100, L40S]}", {"h100", "l40s"}),  # every pool: one rule on the driver
+        ("{models: [A100]}", set()),  # no pool of the cluster: no rule
+    ],
+    ids=["models", "min-memory", "architecture", "cel", "every-pool", "no-pool"],
+)
+def test_a_taints_select_taints_exactly_the_devices_it_selects(
+    write_policies: PolicyWriter, select: str, pools: set[str]
+) -> None:
+    """A DeviceTaint's `select` narrows it to the pools whose GPUs it selects (a DeviceTaintRule
+    has no CEL selector since 1.35: the compiler evaluates it and names the nodes); the rules
+    taint what the independent oracle reads the policy to taint, and those are the pools the
+    policy's models say."""
+    spec = f"{{cluster: c1, select: {select}, key: example.com/maint}}"
+    by_rules, by_oracle = tainted_as_the_oracle_reads(write_with(write_policies, taint("s", spec)))
+    assert by_rules == by_oracle
+    assert {node.split("-")[1] for node, _ in by_rules} == pools  # node c1-<pool>-<index>
+    assert all(gpu is None for _, gpu in by_rules)
+
+
+def test_a_taints_select_narrows_a_device_taint_to_the_selected_pools(
+    write_policies: PolicyWriter,
+) -> None:
+    spec = "{cluster: c1, device: 2, select: {models: [H100]}, key: example.com/ecc}"
+    root = write_with(write_policies, taint("ecc", spec))
+    by_rules, by_oracle = tainted_as_the_oracle_reads(root)
+    assert by_rules == by_oracle == {("c1-h100-0", 2), ("c1-h100-1", 2)}
+    found = rules(compile_policies(root))
+    devices = {r["spec"]["deviceSelector"]["device"] for r in found.values()}
+    assert "gpu-2" in devices and "gpu-2-mig-3g40gb-9-4" in devices  # the GPU and its MIG devices
+    for obj in found.values():
+        validate_object(obj, "1.36")
