@@ -8,11 +8,11 @@ CD's namespace would put gpufleet's quota on the controller that syncs every oth
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator
 
 from compiler.diagnostics import Diagnostic
-from compiler.ir import GrantedTeam
 from compiler.model.fleet import Fleet, SystemNamespaces
+from compiler.resolve.check import FleetFacts, fleet_check
 
 KUBERNETES_NAMESPACES = frozenset({"default", "kube-node-lease", "kube-public", "kube-system"})
 RESERVED_PREFIX = "kube-"
@@ -40,23 +40,22 @@ def reserved_namespaces(fleet: Fleet | None) -> dict[str, str]:
     return reserved
 
 
-def check_namespaces(
-    teams: Sequence[GrantedTeam], fleet: Fleet | None, problems: list[Diagnostic]
-) -> None:
+@fleet_check("GF123")
+def check_namespaces(facts: FleetFacts) -> Iterator[Diagnostic]:
     """Report every namespace a grant gives that is reserved or has the `kube-` prefix (even
-    one the team's own file leaves unused: the grant is what the platform wrote)."""
-    reserved = reserved_namespaces(fleet)
-    for team in teams:
+    one the team's own file leaves unused: the grant is what the platform wrote): GF123.
+
+    Examples (FAIL and PASS): docs/diagnostics/GF123.md."""
+    reserved = reserved_namespaces(facts.policies.fleet)
+    for team in facts.teams:
         for index, namespace in enumerate(team.grant.spec.namespaces):
             reason = reserved.get(namespace)
             if reason is None and namespace.startswith(RESERVED_PREFIX):
                 reason = "in the `kube-` prefix Kubernetes reserves for itself"
             if reason is not None:
-                problems.append(
-                    Diagnostic(
-                        "GF123",
-                        f"team {team.name!r} may not own namespace {namespace!r}: it is {reason}",
-                        team.grant.source.span(("spec", "namespaces", index)),
-                        ("teams own namespaces of their own; choose another name",),
-                    )
+                yield Diagnostic(
+                    "GF123",
+                    f"team {team.name!r} may not own namespace {namespace!r}: it is {reason}",
+                    team.grant.source.span(("spec", "namespaces", index)),
+                    ("teams own namespaces of their own; choose another name",),
                 )

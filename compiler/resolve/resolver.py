@@ -9,34 +9,24 @@ from compiler.diagnostics import CompileError, Diagnostic, Severity
 from compiler.ir import GrantedTeam, ResolvedCluster, ResolvedFleet, TierInCluster
 from compiler.model import Policies
 from compiler.resolve.catalog import fleet_catalog
-from compiler.resolve.check import ClusterCheck
-from compiler.resolve.checks import CLUSTER_CHECKS
+from compiler.resolve.check import FleetFacts
+from compiler.resolve.checks import REGISTERED, Checks
 from compiler.resolve.grants import granted_teams
-from compiler.resolve.isolation import check_namespaces
-from compiler.resolve.ladder import check_ladder
 from compiler.resolve.pools import resolve_pools
-from compiler.resolve.sharing import check_shared_claims
 from compiler.resolve.suppressions import apply_suppressions, valid_suppressions
 from compiler.resolve.taints import resolve_taints
 from compiler.resolve.teams import check_cluster_quotas, check_team, team_guarantees
-from compiler.resolve.tier_options import check_fallback_presence, check_tier_options
 from compiler.resolve.tiers import check_tier, tier_in_cluster
 
 
-def resolve(
-    policies: Policies, catalog: Catalog, checks: Sequence[ClusterCheck] = CLUSTER_CHECKS
-) -> ResolvedFleet:
+def resolve(policies: Policies, catalog: Catalog, checks: Checks = REGISTERED) -> ResolvedFleet:
     """Resolve every reference of the policies against `catalog` and the GPU models they add;
-    raise CompileError if any is broken. `checks` run on each resolved cluster (every
-    registered one; a test runs one alone on an example fleet resolved without them)."""
+    raise CompileError if any is broken. `checks` run on each resolved cluster and then on the
+    whole fleet (every registered one; a test runs one alone on a fleet resolved without)."""
     problems: list[Diagnostic] = []
     catalog = fleet_catalog(catalog, policies.gpu_models, problems)
-    check_ladder(policies.ladder, problems)
     teams = granted_teams(policies.grants, policies.teams, policies.fleet, problems)
-    check_namespaces(teams, policies.fleet, problems)
     usable_tiers = [t for t in policies.tiers if check_tier(t, catalog, problems)]
-    check_tier_options(policies.tiers, problems)
-    cluster_warnings: list[Diagnostic] = []
     cluster_names = {c.name for c in policies.clusters}
     tier_names = {t.name for t in policies.tiers}
     owners: dict[str, GrantedTeam] = {}
@@ -74,13 +64,7 @@ def resolve(
                 taints,
             )
         )
-        for check in checks:
-            for found in check(clusters[-1]):
-                is_error = found.severity is Severity.ERROR
-                (problems if is_error else cluster_warnings).append(found)
 
-    check_fallback_presence(clusters, policies.tiers, problems)
-    check_shared_claims(teams, clusters, policies.tiers, problems)
     for tier in usable_tiers:
         if tier.name not in matched_anywhere | failed:
             problems.append(
@@ -95,45 +79,12 @@ def resolve(
                     ),
                 )
             )
-    for taint in policies.taints:
-        if taint.spec.cluster not in cluster_names:
-            problems.append(
-                Diagnostic(
-                    "GF204",
-                    f"taint {taint.name!r} names unknown cluster {taint.spec.cluster!r}",
-                    taint.source.span(("spec", "cluster")),
-                    (f"clusters: {', '.join(sorted(cluster_names))}",),
-                )
-            )
-    used = {q.tier for t in teams for q in t.spec.quotas}
-    warnings = [*policies.warnings]
-    warnings.extend(
-        Diagnostic(
-            "GF211",
-            f"tier {t.name!r} is not used by any team's quota",
-            t.source.span(("metadata", "name")),
-            ("remove it or give a team a quota",),
-        )
-        for t in policies.tiers
-        if t.name not in used
-    )
-    warnings.extend(
-        Diagnostic(
-            "GF217",
-            f"device taint {t.name!r} ({t.taint.spec.key}) is tolerated by no "
-            "team: its devices serve nobody",
-            t.taint.source.span(("spec", "key")),
-            (
-                "give the team that should use these devices a matching toleration, or "
-                "remove the taint once the devices are repaired",
-            ),
-            cluster=c.name,
-        )
-        for c in clusters
-        for t in c.taints
-        if t.blocks_scheduling and not t.tolerated_by
-    )
-    warnings.extend(cluster_warnings)
+    cluster_findings = [d for c in clusters for check in checks.cluster for d in check(c)]
+    facts = FleetFacts(policies, tuple(teams), tuple(clusters))
+    fleet_findings = [d for check in checks.fleet for d in check(facts)]
+    found = [*fleet_findings, *cluster_findings]
+    problems.extend(d for d in found if d.severity is Severity.ERROR)
+    warnings = [*policies.warnings, *(d for d in found if d.severity is Severity.WARNING)]
     suppressions = valid_suppressions(
         policies.fleet, cluster_names, {t.name for t in teams}, problems
     )

@@ -12,14 +12,13 @@ pod starts, so a cluster that does not declare the gate on (`driverFeatureGates`
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from compiler.diagnostics import Diagnostic
 from compiler.ir import GrantedTeam, ResolvedCluster
-from compiler.model.policy import GpuTier
 from compiler.model.team import SharedClaim
-from compiler.resolve.check import cluster_check
+from compiler.resolve.check import FleetFacts, cluster_check, fleet_check
 from compiler.resolve.tier_options import NVIDIA_DRIVER
 
 SHARING_GATES = {"TimeSlicing": "TimeSlicingSettings", "MPS": "MPSSupport"}
@@ -172,16 +171,16 @@ def _ungated_sharing(cluster: ResolvedCluster) -> Iterator[Diagnostic]:
         )
 
 
-def check_shared_claims(
-    teams: Sequence[GrantedTeam],
-    clusters: Iterable[ResolvedCluster],
-    tiers: Iterable[GpuTier],
-    problems: list[Diagnostic],
-) -> None:
-    """Fleet-wide: each shared claim has a namespace of its team, lands in some cluster, names a
-    tier that shares, and is the only claim of its name in its namespace."""
-    clusters = list(clusters)
-    by_name = {t.name: t for t in tiers}
+@fleet_check("GF240", "GF241", "GF243", tested_elsewhere=("GF240",))
+def check_shared_claims(facts: FleetFacts) -> Iterator[Diagnostic]:
+    """Fleet-wide: each shared claim has a namespace of its team (GF240), lands in some cluster
+    (GF243), names a tier that shares (GF240), and is the only claim of its name in its
+    namespace (GF241).
+
+    Examples (FAIL and PASS): docs/diagnostics/GF241.md, GF243.md. GF240's page shows
+    check_sharing's case; this one's are in tests/test_sharing.py."""
+    teams, clusters = facts.teams, facts.clusters
+    by_name = {t.name: t for t in facts.policies.tiers}
     placed = {(p.team.name, p.index) for c in clusters for p in shared_claims(c)}
     for team in teams:
         present = {c.name for c in clusters if any(t.name == team.name for t in c.teams)}
@@ -195,72 +194,65 @@ def check_shared_claims(
                     if claim.namespace is not None
                     else "the team has several namespaces and the claim names none"
                 )
-                problems.append(
-                    Diagnostic(
-                        "GF240",
-                        f"team {team.name!r}: shared claim {claim.name!r} has no namespace: "
-                        f"{where}",
-                        team.source.span((*path, "namespace")),
-                        (f"namespaces: {', '.join(team.spec.namespaces)}",),
-                    )
+                yield Diagnostic(
+                    "GF240",
+                    f"team {team.name!r}: shared claim {claim.name!r} has no namespace: {where}",
+                    team.source.span((*path, "namespace")),
+                    (f"namespaces: {', '.join(team.spec.namespaces)}",),
                 )
+
                 continue
             first = seen.setdefault((namespace, claim.name), index)
             if first != index:
-                problems.append(
-                    Diagnostic(
-                        "GF243",
-                        f"team {team.name!r}: two shared claims are named {claim.name!r} in "
-                        f"namespace {namespace!r}",
-                        team.source.span((*path, "name")),
-                        ("give each shared claim of a namespace its own name",),
+                yield Diagnostic(
+                    "GF243",
+                    f"team {team.name!r}: two shared claims are named {claim.name!r} in "
+                    f"namespace {namespace!r}",
+                    team.source.span((*path, "name")),
+                    ("give each shared claim of a namespace its own name",),
+                    (
                         (
-                            (
-                                "the other",
-                                team.source.span(("spec", "sharedClaims", first, "name")),
-                            ),
+                            "the other",
+                            team.source.span(("spec", "sharedClaims", first, "name")),
                         ),
-                    )
+                    ),
                 )
+
             tier = by_name.get(claim.tier)
             if tier is not None and tier.spec.sharing == "Exclusive":
-                problems.append(
-                    Diagnostic(
-                        "GF241",
-                        f"team {team.name!r}: shared claim {claim.name!r} asks for tier "
-                        f"{tier.name!r}, whose devices are not shared (sharing: Exclusive): "
-                        "every pod naming the claim would get the same GPUs with no sharing "
-                        "configured",
-                        team.source.span((*path, "tier")),
-                        (
-                            "use a tier with `sharing: TimeSlicing` or `MPS`, or give each pod "
-                            "its own devices from a claim template",
-                        ),
-                        (("the tier", tier.source.span(("spec", "sharing"))),),
-                    )
+                yield Diagnostic(
+                    "GF241",
+                    f"team {team.name!r}: shared claim {claim.name!r} asks for tier "
+                    f"{tier.name!r}, whose devices are not shared (sharing: Exclusive): "
+                    "every pod naming the claim would get the same GPUs with no sharing "
+                    "configured",
+                    team.source.span((*path, "tier")),
+                    (
+                        "use a tier with `sharing: TimeSlicing` or `MPS`, or give each pod "
+                        "its own devices from a claim template",
+                    ),
+                    (("the tier", tier.source.span(("spec", "sharing"))),),
                 )
+
             for position, name in enumerate(claim.clusters or ()):
                 if name not in present:
-                    problems.append(
-                        Diagnostic(
-                            "GF240",
-                            f"team {team.name!r}: shared claim {claim.name!r} lists cluster "
-                            f"{name!r}, which the team is not in",
-                            team.source.span((*path, "clusters", position)),
-                            (f"the team's clusters: {', '.join(sorted(present)) or '(none)'}",),
-                        )
+                    yield Diagnostic(
+                        "GF240",
+                        f"team {team.name!r}: shared claim {claim.name!r} lists cluster "
+                        f"{name!r}, which the team is not in",
+                        team.source.span((*path, "clusters", position)),
+                        (f"the team's clusters: {', '.join(sorted(present)) or '(none)'}",),
                     )
+
             if (team.name, index) not in placed and claim.clusters is None:
                 held = sorted(
                     {g.tier for c in clusters for g in c.guarantees if g.namespace == namespace}
                 )
-                problems.append(
-                    Diagnostic(
-                        "GF240",
-                        f"team {team.name!r}: shared claim {claim.name!r} asks for tier "
-                        f"{claim.tier!r}, which namespace {namespace!r} holds no quota for in "
-                        "any cluster",
-                        team.source.span((*path, "tier")),
-                        (f"tiers of the namespace: {', '.join(held) or '(none)'}",),
-                    )
+                yield Diagnostic(
+                    "GF240",
+                    f"team {team.name!r}: shared claim {claim.name!r} asks for tier "
+                    f"{claim.tier!r}, which namespace {namespace!r} holds no quota for in "
+                    "any cluster",
+                    team.source.span((*path, "tier")),
+                    (f"tiers of the namespace: {', '.join(held) or '(none)'}",),
                 )

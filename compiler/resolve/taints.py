@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from compiler.catalog import Catalog
 from compiler.cel import CelCompileError, CelEvaluationError
 from compiler.cel.device_types import compile_selector
@@ -9,6 +11,7 @@ from compiler.diagnostics import Diagnostic
 from compiler.ir import GrantedTeam, ResolvedPool, ResolvedTaint, TaintTarget, tolerates
 from compiler.model.policy import Cluster, DeviceTaint
 from compiler.model.tier import GpuTier, GpuTierSpec
+from compiler.resolve.check import FleetFacts, fleet_check
 from compiler.resolve.node_names import PoolNodeNames, close_names, find_node, pool_node_names
 from compiler.resolve.selectors import UnknownModel, device_schema, selector_expression
 
@@ -183,3 +186,42 @@ def _selected_pools(
             )
         )
     return None
+
+
+@fleet_check("GF204", tested_elsewhere=("GF204",))
+def check_taint_clusters(facts: FleetFacts) -> Iterator[Diagnostic]:
+    """GF204 for a device taint naming a cluster the fleet does not have.
+
+    GF204's page shows a team naming an unknown cluster (check_team's case); this one's
+    examples are in tests/test_resolve_checks.py."""
+    cluster_names = {c.name for c in facts.policies.clusters}
+    for taint in facts.policies.taints:
+        if taint.spec.cluster not in cluster_names:
+            yield Diagnostic(
+                "GF204",
+                f"taint {taint.name!r} names unknown cluster {taint.spec.cluster!r}",
+                taint.source.span(("spec", "cluster")),
+                (f"clusters: {', '.join(sorted(cluster_names))}",),
+            )
+
+
+@fleet_check("GF217")
+def check_untolerated_taints(facts: FleetFacts) -> Iterator[Diagnostic]:
+    """GF217 (a warning) for a device taint that keeps work off its devices and that no team
+    tolerates: the devices serve nobody.
+
+    Examples (FAIL and PASS): docs/diagnostics/GF217.md."""
+    for cluster in facts.clusters:
+        for taint in cluster.taints:
+            if taint.blocks_scheduling and not taint.tolerated_by:
+                yield Diagnostic(
+                    "GF217",
+                    f"device taint {taint.name!r} ({taint.taint.spec.key}) is tolerated by no "
+                    "team: its devices serve nobody",
+                    taint.taint.source.span(("spec", "key")),
+                    (
+                        "give the team that should use these devices a matching toleration, or "
+                        "remove the taint once the devices are repaired",
+                    ),
+                    cluster=cluster.name,
+                )

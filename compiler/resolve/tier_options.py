@@ -2,20 +2,24 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 
 from compiler.diagnostics import Diagnostic
 from compiler.ir import ResolvedCluster
 from compiler.model.policy import GpuTier
-from compiler.resolve.check import cluster_check
+from compiler.resolve.check import FleetFacts, cluster_check, fleet_check
 
 NVIDIA_DRIVER = "gpu.nvidia.com"
 """The driver whose opaque GpuConfig / MigDeviceConfig carries a tier's sharing strategy."""
 
 
-def check_tier_options(tiers: Iterable[GpuTier], problems: list[Diagnostic]) -> None:
-    """Fallbacks name other tiers; a time-slice interval comes only with time-slicing."""
-    tiers = list(tiers)
+@fleet_check("GF221", "GF223")
+def check_tier_options(facts: FleetFacts) -> Iterator[Diagnostic]:
+    """Fallbacks name other tiers (GF221); a time-slice interval comes only with time-slicing
+    (GF223).
+
+    Examples (FAIL and PASS): docs/diagnostics/GF221.md, GF223.md."""
+    tiers = facts.policies.tiers
     names = sorted(t.name for t in tiers)
     for tier in tiers:
         spec, source = tier.spec, tier.source
@@ -26,24 +30,21 @@ def check_tier_options(tiers: Iterable[GpuTier], problems: list[Diagnostic]) -> 
                 message = f"tier {tier.name!r} falls back to {fallback!r}, which is not a tier"
             else:
                 continue
-            problems.append(
-                Diagnostic(
-                    "GF221",
-                    message,
-                    source.span(("spec", "fallbacks", index)),
-                    (f"tiers: {', '.join(names)}",),
-                )
+            yield Diagnostic(
+                "GF221",
+                message,
+                source.span(("spec", "fallbacks", index)),
+                (f"tiers: {', '.join(names)}",),
             )
+
         interval = spec.time_slice_interval
         if interval is not None and spec.sharing != "TimeSlicing":
-            problems.append(
-                Diagnostic(
-                    "GF223",
-                    f"tier {tier.name!r}: timeSliceInterval {interval} needs "
-                    f"`sharing: TimeSlicing` (the tier's sharing is {spec.sharing})",
-                    source.span(("spec", "timeSliceInterval")),
-                    ("set `sharing: TimeSlicing` or remove timeSliceInterval",),
-                )
+            yield Diagnostic(
+                "GF223",
+                f"tier {tier.name!r}: timeSliceInterval {interval} needs "
+                f"`sharing: TimeSlicing` (the tier's sharing is {spec.sharing})",
+                source.span(("spec", "timeSliceInterval")),
+                ("set `sharing: TimeSlicing` or remove timeSliceInterval",),
             )
 
 
@@ -107,12 +108,13 @@ def check_cluster_tier_options(cluster: ResolvedCluster) -> Iterator[Diagnostic]
                 )
 
 
-def check_fallback_presence(
-    clusters: Iterable[ResolvedCluster], tiers: Iterable[GpuTier], problems: list[Diagnostic]
-) -> None:
+@fleet_check("GF222")
+def check_fallback_presence(facts: FleetFacts) -> Iterator[Diagnostic]:
     """A fallback must select devices in at least one cluster where its tier is used (in the
-    others it is simply left out of the claims)."""
-    clusters, tiers = list(clusters), list(tiers)
+    others it is simply left out of the claims): GF222.
+
+    Examples (FAIL and PASS): docs/diagnostics/GF222.md."""
+    clusters, tiers = facts.clusters, facts.policies.tiers
     names = {t.name for t in tiers}
     for tier in tiers:
         where = [c for c in clusters if any(g.tier == tier.name for g in c.guarantees)]
@@ -122,13 +124,11 @@ def check_fallback_presence(
             if fallback not in names or fallback == tier.name:
                 continue
             if not any(fallback in {t.name for t in c.tiers} for c in where):
-                problems.append(
-                    Diagnostic(
-                        "GF222",
-                        f"tier {tier.name!r} falls back to {fallback!r}, which selects no device "
-                        f"in the clusters where {tier.name!r} is used "
-                        f"({', '.join(c.name for c in where)})",
-                        tier.source.span(("spec", "fallbacks", index)),
-                        ("widen the fallback tier's selector, or remove the fallback",),
-                    )
+                yield Diagnostic(
+                    "GF222",
+                    f"tier {tier.name!r} falls back to {fallback!r}, which selects no device "
+                    f"in the clusters where {tier.name!r} is used "
+                    f"({', '.join(c.name for c in where)})",
+                    tier.source.span(("spec", "fallbacks", index)),
+                    ("widen the fallback tier's selector, or remove the fallback",),
                 )

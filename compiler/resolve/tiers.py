@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from functools import lru_cache
 
 from compiler.catalog import Catalog, GpuModel, MigProfile
@@ -12,6 +13,7 @@ from compiler.diagnostics import Diagnostic, Span
 from compiler.ir import DeviceKind, ResolvedPool, TierInCluster
 from compiler.load.scalar import position_in_scalar
 from compiler.model.policy import Cluster, GpuTier
+from compiler.resolve.check import FleetFacts, fleet_check
 from compiler.resolve.selectors import (
     UnknownModel,
     device_schema,
@@ -127,3 +129,19 @@ def _selects(
     publishes it: the same for every pool and cluster with that model and driver."""
     device = DeviceKind("", model.id, profile.name if profile else "", model, profile)
     return selector.evaluate({"device": device.cel_device(driver)}) is True
+
+
+@fleet_check("GF211")
+def check_unused_tiers(facts: FleetFacts) -> Iterator[Diagnostic]:
+    """GF211 (a warning) for a tier no team's quota uses.
+
+    Examples (FAIL and PASS): docs/diagnostics/GF211.md."""
+    used = {q.tier for t in facts.teams for q in t.spec.quotas}
+    for tier in facts.policies.tiers:
+        if tier.name not in used:
+            yield Diagnostic(
+                "GF211",
+                f"tier {tier.name!r} is not used by any team's quota",
+                tier.source.span(("metadata", "name")),
+                ("remove it or give a team a quota",),
+            )
