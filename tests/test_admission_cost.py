@@ -27,7 +27,7 @@ from compiler.cel.shapes import Shape
 from compiler.emit import admission
 from compiler.emit.admission_cost import PolicyCost, policy_cost
 from compiler.emit.admission_rules import PolicyRule
-from compiler.emit.claims import claim_templates
+from compiler.emit.resourceclaimtemplate import claim_templates
 from compiler.pipeline import Compiled, compile_policies
 from tests.admission_harness import Request
 from tests.admission_requests import claim, container, debug, exactly, first_available, pod

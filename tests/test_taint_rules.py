@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from compiler.emit.taints import device_names, mig_device_name
+from compiler.emit.devicetaintrule import device_names, mig_device_name
 from compiler.load import load_policies
 from compiler.model import build_policies
 from compiler.pipeline import Compiled, compile_policies

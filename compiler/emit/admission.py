@@ -33,12 +33,12 @@ from compiler.emit.admission_workloads import (
     priority_label,
 )
 from compiler.emit.manifest import MANAGED_BY, SOURCE_ANNOTATION, SYNC_WAVE, Manifest
-from compiler.emit.namespaces import DRIVER_CLASSES, TEAM_LABEL
+from compiler.emit.namespace import DRIVER_CLASSES, TEAM_LABEL
 from compiler.emit.waves import WAVES
 from compiler.ir import GrantedTeam, ResolvedCluster
 from compiler.model.fleet import FleetSpec, SystemNamespaces
 from compiler.model.grant import Allowances
-from compiler.model.policy import Fleet, PriorityLadder
+from compiler.model.policy import Fleet
 from compiler.resolve.gpu_nodes import (
     dra_extended_resources,
     namespace_node_taints,
@@ -179,13 +179,10 @@ def _in_words(team: GrantedTeam) -> str:
 
 
 def admission_manifests(
-    cluster: ResolvedCluster,
-    fleet: Fleet | None,
-    ladder: PriorityLadder | None,
-    claims: list[Manifest],
+    cluster: ResolvedCluster, fleet: Fleet | None, claims: list[Manifest]
 ) -> list[Manifest]:
-    """The cluster's policies and bindings, and the priority quotas of its namespaces
-    (`claims`: the cluster's ResourceClaimTemplates, which the policies allow by name)."""
+    """The cluster's validating policies and their bindings (`claims`: the cluster's
+    ResourceClaimTemplates, which the policies allow by name)."""
     data = entitlements(cluster, fleet, claims)
     origins = sorted({team.grant.source.origin for team in cluster.teams})
     fleet_origins = [fleet.source.origin] if fleet is not None else []
@@ -205,7 +202,7 @@ def admission_manifests(
         else:
             binding = policy_binding(cluster.name, rule.name, _sources(origins, "namespaces"))
         manifests.append(binding)
-    return manifests + priority_quotas(cluster, ladder)
+    return manifests
 
 
 def _sources(origins: list[str], clause: str) -> str:
@@ -296,32 +293,3 @@ def mutating_policy(
     )
     kind = "MutatingAdmissionPolicyBinding"
     return [policy, policy_binding(cluster.name, name, binding_sources, kind, api)]
-
-
-def priority_quotas(cluster: ResolvedCluster, ladder: PriorityLadder | None) -> list[Manifest]:
-    """Per team namespace: no pod of a ladder PriorityClass the team may not use."""
-    if ladder is None:
-        return []
-    levels = [level.name for level in ladder.spec.levels]
-    manifests = []
-    for team in cluster.teams:
-        denied = sorted(set(levels) - set(team.spec.priorities))
-        if not denied:
-            continue
-        for namespace in team.spec.namespaces:
-            manifests.append(
-                Manifest(
-                    kind="ResourceQuota",
-                    name="gpufleet-priorities",
-                    template="resourcequota.yaml.j2",
-                    values={"hard": {"pods": "0"}, "priority_classes": denied},
-                    cluster=cluster.name,
-                    namespace=namespace,
-                    labels={TEAM_LABEL: team.name},
-                    annotations={
-                        SOURCE_ANNOTATION: f"{team.grant.source.origin}#priorities",
-                        SYNC_WAVE: str(WAVES["ResourceQuota"]),
-                    },
-                )
-            )
-    return manifests

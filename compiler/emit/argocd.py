@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Iterable
-from dataclasses import dataclass
 
-from compiler.emit.manifest import Manifest, provenance
+from compiler.emit.manifest import Manifest, NamedFile, provenance
 from compiler.emit.render import render
 from compiler.model.policy import Fleet
 
@@ -29,18 +28,6 @@ def generate_command(out_path: str) -> str:
         f'exec gpufleet render --policies . --source-path "$ARGOCD_APP_SOURCE_PATH" '
         f'--out {shlex.quote(out_path)} --format text --cluster "$ARGOCD_ENV_{CLUSTER_ENV}"'
     )
-
-
-@dataclass(frozen=True)
-class NamedFile(Manifest):
-    """A manifest whose file name is fixed by the tool that reads it (`plugin.yaml`)."""
-
-    file_name: str = ""
-
-    @property
-    def path(self) -> str:
-        """`<directory>/<file_name>`."""
-        return f"{self.directory}/{self.file_name}"
 
 
 SyncedKind = tuple[str, str, str, str | None]

@@ -8,7 +8,8 @@ cohort the policy names; a ClusterQueue per team that holds quota, admitting the
 namespaces, with preemption derived from the priority ladder; a `default` LocalQueue in every
 team namespace (it takes jobs without a queue label); a WorkloadPriorityClass per ladder level.
 The Kueue manager's Configuration fragment, which maps each tier's DeviceClass to the logical
-resource the queues count, is written beside the manifests but not synced (kueue_config).
+resource the queues count, is written beside the manifests but not synced
+(emit.kueue_configuration).
 """
 
 from __future__ import annotations
@@ -16,15 +17,16 @@ from __future__ import annotations
 from typing import Any
 
 from compiler.emit.kueue_quota import Group, cohort_groups, team_groups
-from compiler.emit.manifest import MANAGED_BY, Manifest, provenance
-from compiler.emit.namespaces import TEAM_LABEL
+from compiler.emit.manifest import Manifest, provenance
+from compiler.emit.namespace import TEAM_LABEL
+from compiler.emit.view import ClusterView
 from compiler.emit.waves import SKIP_DRY_RUN, WAVES
-from compiler.ir import ClusterPlan, GrantedTeam, ResolvedCluster
+from compiler.ir import GrantedTeam
 from compiler.kueue_versions import kueue_release
 from compiler.model.policy import PriorityLadder
 from compiler.quantity import format_bytes, format_decimal
 from compiler.resolve.gpu_nodes import tier_node_taints
-from compiler.resolve.kueue import HOST_FLAVOR, root_cohort, team_cohort, tier_resource
+from compiler.resolve.kueue import HOST_FLAVOR, root_cohort, team_cohort
 
 DEFAULT_QUEUE = "default"
 
@@ -88,10 +90,9 @@ def preemption(team: GrantedTeam, ladder: PriorityLadder | None) -> dict[str, An
     return policy
 
 
-def kueue_manifests(
-    cluster: ResolvedCluster, plan: ClusterPlan, ladder: PriorityLadder | None
-) -> list[Manifest]:
+def emit(view: ClusterView) -> list[Manifest]:
     """Every Kueue object of the cluster (none when the cluster does not run Kueue)."""
+    cluster, plan, ladder = view.cluster, view.plan, view.fleet.ladder
     if not cluster.cluster.spec.kueue.enabled:
         return []
     api = kueue_release(cluster.cluster.spec.kueue.version).api
@@ -199,32 +200,3 @@ def kueue_manifests(
             for level in ladder.spec.levels
         )
     return manifests
-
-
-def kueue_config(cluster: ResolvedCluster) -> tuple[str, Manifest] | None:
-    """The Kueue manager Configuration fragment (path below out/, manifest), or None.
-
-    Not synced by Argo CD: the Configuration lives in the ConfigMap of the Kueue install,
-    which other settings share and which Kueue reads only when it starts, so the platform team
-    merges this fragment into its Kueue deployment (Helm values or the ConfigMap) and restarts.
-    """
-    kueue = cluster.cluster.spec.kueue
-    if not kueue.enabled:
-        return None
-    manifest = Manifest(
-        kind="Configuration",
-        name="kueue-configuration",
-        template="kueue_configuration.yaml.j2",
-        values={
-            "api_version": kueue_release(kueue.version).configuration_api,
-            "version": f"v{kueue.version}",
-            "cluster": cluster.name,
-            "managed_labels": MANAGED_BY,
-            "team_label": TEAM_LABEL,
-            "mappings": [
-                {"name": tier_resource(t.name), "classes": [t.name]} for t in cluster.tiers
-            ],
-        },
-        directory=f"clusters/{cluster.name}/kueue-config",
-    )
-    return f"clusters/{cluster.name}/kueue-config/configuration.yaml", manifest

@@ -40,6 +40,13 @@ class Manifest:
         return f"clusters/{self.cluster}/{self.namespace or '_cluster'}/{file}"
 
     @property
+    def synced(self) -> bool:
+        """Whether Argo CD syncs it to its cluster (listed in the cluster's kustomization):
+        every object in out/clusters/<cluster>/<namespace or _cluster>/, nothing in a
+        `directory` of its own (node config, Kueue config, Argo CD's own files)."""
+        return not self.directory
+
+    @property
     def metadata(self) -> ObjectMetadata:
         """The object's metadata as templates render it."""
         return ObjectMetadata(
@@ -48,6 +55,19 @@ class Manifest:
             dict(sorted({**self.labels, **MANAGED_BY}.items())),
             dict(sorted(self.annotations.items())),
         )
+
+
+@dataclass(frozen=True)
+class NamedFile(Manifest):
+    """A manifest whose file name is fixed by the tool that reads it (Argo CD's `plugin.yaml`,
+    a kubelet drop-in's `.conf`, Kueue's `configuration.yaml`)."""
+
+    file_name: str = ""
+
+    @property
+    def path(self) -> str:
+        """`<directory>/<file_name>`."""
+        return f"{self.directory}/{self.file_name}"
 
 
 @dataclass(frozen=True, slots=True)

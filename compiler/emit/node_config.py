@@ -11,7 +11,8 @@ from collections import defaultdict
 
 from compiler.emit.manifest import Manifest, provenance
 from compiler.emit.render import render_template
-from compiler.ir import WHOLE, ClusterPlan, MigConfig, ResolvedCluster, layout_devices
+from compiler.emit.view import ClusterView
+from compiler.ir import WHOLE, MigConfig, layout_devices
 
 MIG_PARTED_CONFIGMAP = "gpufleet-mig-parted-config"
 GPU_OPERATOR_NAMESPACE = "gpu-operator"
@@ -36,8 +37,9 @@ def mig_parted_entries(config: MigConfig, device_filter: list[str]) -> list[dict
     return entries
 
 
-def node_config(cluster: ResolvedCluster, plan: ClusterPlan) -> list[Manifest]:
+def emit(view: ClusterView) -> list[Manifest]:
     """The mig-parted ConfigMap and the node -> config label assignment of one cluster."""
+    cluster, plan = view.cluster, view.plan
     if not any(p.pool.mig != "disabled" for p in cluster.pools):
         return []
     filters: dict[str, set[str]] = defaultdict(set)

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import yaml
 
-from compiler.emit.workloads import POD_GROUP, POD_GROUP_LINK
+from compiler.emit.workload import POD_GROUP, POD_GROUP_LINK
 from compiler.versions import target
 from tests.e2e.admission_table import pod
 from tests.e2e.control_plane import apply_in_waves, control_plane, manifest_paths

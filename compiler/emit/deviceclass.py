@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 from compiler.emit.manifest import Manifest, provenance
+from compiler.emit.view import ClusterView
 from compiler.emit.waves import WAVES
-from compiler.ir import ResolvedCluster
 from compiler.versions import target
 
 WAVE_CLASSES = WAVES["DeviceClass"]
 
 
-def device_classes(cluster: ResolvedCluster) -> list[Manifest]:
+def emit(view: ClusterView) -> list[Manifest]:
     """A DeviceClass per tier, with its selector and the legacy extended resource it serves
     (migration off the device plugin; resolve refuses it where the version lacks the field)."""
+    cluster = view.cluster
     row = target(cluster.cluster.spec.kubernetes_version)
     manifests = []
     for tier in cluster.tiers:

@@ -13,8 +13,8 @@ mode, topology or shared claims). Pods join through the version's link field (Ta
 from __future__ import annotations
 
 from compiler.emit.manifest import Manifest, provenance
+from compiler.emit.view import ClusterView
 from compiler.emit.waves import WAVES
-from compiler.ir import ResolvedCluster
 from compiler.versions import Feature
 
 WAVE_WORKLOADS = WAVES["Workload"]
@@ -23,9 +23,10 @@ POD_GROUP_LINK = "gpufleet.dev/pod-group-link"
 """Annotation: the Pod field that joins the gang in the cluster's version."""
 
 
-def gang_workloads(cluster: ResolvedCluster) -> list[Manifest]:
+def emit(view: ClusterView) -> list[Manifest]:
     """A Workload per guarantee with a gang, or none where the cluster does not opt in or
     does not serve the kind (resolve warns, GF603)."""
+    cluster = view.cluster
     spec = cluster.cluster.spec
     if spec.gang_scheduling != "Workload" or not cluster.serves(Feature.GANG_WORKLOADS):
         return []

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 from compiler.emit.manifest import Manifest, provenance
+from compiler.emit.view import ClusterView
 from compiler.emit.waves import WAVES
-from compiler.model.policy import PriorityLadder
 
 WAVE_PRIORITIES = WAVES["PriorityClass"]
 
 
-def priority_classes(cluster: str, ladder: PriorityLadder | None) -> list[Manifest]:
+def emit(view: ClusterView) -> list[Manifest]:
     """A PriorityClass per ladder level, with its preemption policy; never a global default
     (a team's default is emit.default_priority's)."""
+    ladder = view.fleet.ladder
     if ladder is None:
         return []
     return [
@@ -24,7 +25,7 @@ def priority_classes(cluster: str, ladder: PriorityLadder | None) -> list[Manife
                 "preemption": level.preemption,
                 "description": level.description,
             },
-            cluster=cluster,
+            cluster=view.cluster.name,
             annotations=provenance(ladder.source.origin, f"levels[{level.name}]", WAVE_PRIORITIES),
         )
         for level in ladder.spec.levels

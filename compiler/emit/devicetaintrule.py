@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 
 from compiler.emit.manifest import Manifest, provenance
+from compiler.emit.view import ClusterView
 from compiler.emit.waves import SKIP_DRY_RUN, WAVES
 from compiler.ir import ResolvedCluster, ResolvedPool, ResolvedTaint
 from compiler.names import DNS_SUBDOMAIN_MAX, shortened
@@ -71,9 +72,10 @@ def _selectors(cluster: ResolvedCluster, taint: ResolvedTaint) -> list[Selector]
     return rules
 
 
-def device_taint_rules(cluster: ResolvedCluster) -> list[Manifest]:
+def emit(view: ClusterView) -> list[Manifest]:
     """The DeviceTaintRules of every device taint of the cluster; none where the cluster does
     not serve the kind (resolve warns, GF603: one unserved object fails the whole sync)."""
+    cluster = view.cluster
     if not cluster.serves(Feature.DEVICE_TAINT_RULES):
         return []
     api = cluster.target.taint_rule_api

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from compiler.emit.manifest import Manifest, provenance
+from compiler.emit.view import ClusterView
 from compiler.emit.waves import WAVES
 from compiler.ir import Guarantee, ResolvedCluster, TierInCluster
 from compiler.resolve.claims import cluster_tolerations, usable_fallbacks
@@ -89,3 +90,9 @@ def claim_templates(cluster: ResolvedCluster) -> list[Manifest]:
         if guarantee.gang > 1:
             manifests.append(_template(cluster, guarantee, guarantee.gang, gang=True))
     return manifests
+
+
+def emit(view: ClusterView) -> list[Manifest]:
+    """The cluster's ResourceClaimTemplates (the admission policies allow them by name, so
+    they read `claim_templates` too)."""
+    return claim_templates(view.cluster)

@@ -10,16 +10,17 @@ policy changes must get a new name (Argo CD cannot update it in place).
 
 from __future__ import annotations
 
-from compiler.emit.claims import REQUEST, sharing_config
 from compiler.emit.manifest import Manifest, provenance
+from compiler.emit.resourceclaimtemplate import REQUEST, sharing_config
+from compiler.emit.view import ClusterView
 from compiler.emit.waves import WAVES
-from compiler.ir import ResolvedCluster
 from compiler.resolve.claims import cluster_tolerations
 from compiler.resolve.sharing import shared_claims
 
 
-def shared_claim_manifests(cluster: ResolvedCluster) -> list[Manifest]:
+def emit(view: ClusterView) -> list[Manifest]:
     """A ResourceClaim per shared claim the cluster gets."""
+    cluster = view.cluster
     row = cluster.target
     manifests = []
     for placed in shared_claims(cluster):

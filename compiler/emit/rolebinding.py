@@ -10,19 +10,19 @@ reaches nothing outside them. A team whose grant declares no group gets no bindi
 from __future__ import annotations
 
 from compiler.emit.manifest import Manifest, provenance
-from compiler.emit.namespaces import TEAM_LABEL
+from compiler.emit.namespace import TEAM_LABEL
+from compiler.emit.view import ClusterView
 from compiler.emit.waves import WAVES
-from compiler.ir import ResolvedCluster
 from compiler.model.fleet import FleetSpec
-from compiler.model.policy import Fleet
 
 BINDING_NAME = "gpufleet-team"
 WAVE = WAVES["RoleBinding"]
 DEFAULT_TEAM_ROLE: str = FleetSpec.model_fields["team_role"].default
 
 
-def role_bindings(cluster: ResolvedCluster, fleet: Fleet | None) -> list[Manifest]:
+def emit(view: ClusterView) -> list[Manifest]:
     """A RoleBinding per namespace of every team whose grant declares its group."""
+    fleet = view.fleet.fleet
     role = fleet.spec.team_role if fleet is not None else DEFAULT_TEAM_ROLE
     return [
         Manifest(
@@ -30,12 +30,12 @@ def role_bindings(cluster: ResolvedCluster, fleet: Fleet | None) -> list[Manifes
             name=BINDING_NAME,
             template="rolebinding.yaml.j2",
             values={"role": role, "group": team.spec.group},
-            cluster=cluster.name,
+            cluster=view.cluster.name,
             namespace=namespace,
             labels={TEAM_LABEL: team.name},
             annotations=provenance(team.grant.source.origin, "group", WAVE),
         )
-        for team in cluster.teams
+        for team in view.cluster.teams
         if team.spec.group is not None
         for namespace in team.spec.namespaces
     ]

@@ -1,0 +1,108 @@
+"""KubeletConfiguration drop-ins, one per node pool that needs one (memory QoS settings,
+reservations, eviction thresholds, a node taint); written to node-config/, not synced."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from compiler.emit.manifest import Manifest, NamedFile
+from compiler.emit.qos import cpu_quantity
+from compiler.emit.render import Block
+from compiler.emit.view import ClusterView
+from compiler.quantity import format_bytes
+from compiler.resolve.gpu_nodes import pool_taint
+from compiler.versions import Feature, target
+
+KUBELET_DROPIN = "50-gpufleet.conf"
+DEFAULT_EVICTION_HARD = {
+    "memory.available": "100Mi",
+    "nodefs.available": "10%",
+    "nodefs.inodesFree": "5%",
+    "imagefs.available": "15%",
+    "imagefs.inodesFree": "5%",
+}
+"""The kubelet's hard eviction signals on Linux when nothing sets `evictionHard`
+(k8s.io/kubernetes pkg/kubelet/eviction/defaults_linux.go, the same in 1.32-1.37).
+
+A drop-in that sets `evictionHard` lists them all, its own memory threshold in place of the
+default. The kubelet merges drop-ins into its config as a JSON merge patch, so a drop-in's
+map adds to the `evictionHard` of the --config file; but a kubelet started without a --config
+file, or whose file lists fewer signals, would keep only the drop-in's, and every other
+signal (disk and inode pressure) would be off. `mergeDefaultEvictionSettings: true` (1.33+)
+does not help a drop-in: the kubelet applies it only while loading its --config file
+(cmd/kubelet/app/server.go `loadConfigFile`), before any drop-in is merged."""
+
+
+def _decimal(value: float) -> Block:
+    """A float as a plain YAML number (shortest form that reads back the same)."""
+    text = repr(float(value))
+    float(text)  # a float repr is always a valid YAML float literal
+    return Block(text)
+
+
+def emit(view: ClusterView) -> list[Manifest]:
+    """Per node pool, a KubeletConfiguration drop-in.
+
+    Written to node-config/, not synced: it goes into the kubelet's `--config-dir`
+    (drop-ins must end in .conf). A pool gets one when the cluster's kubelet settings differ
+    from the defaults or the pool has a node taint (`registerWithTaints`).
+    """
+    cluster = view.cluster
+    kubelet = cluster.cluster.spec.kubelet
+    reservations = (kubelet.system_reserved, kubelet.kube_reserved)
+    settings = (
+        kubelet.memory_qos
+        or kubelet.eviction_hard_memory is not None
+        or any(r.cpu is not None or r.memory is not None for r in reservations)
+    )
+    if not settings and all(pool_taint(pool) is None for pool in cluster.pools):
+        return []
+    row = target(cluster.cluster.spec.kubernetes_version)
+
+    def amounts(cpu: Fraction | None, memory: Fraction | None) -> dict[str, str]:
+        found = {}
+        if cpu is not None:
+            found["cpu"] = cpu_quantity(cpu)
+        if memory is not None:
+            found["memory"] = format_bytes(memory)
+        return found
+
+    values = {
+        "memory_qos": kubelet.memory_qos,
+        "throttling_factor": _decimal(kubelet.memory_throttling_factor),
+        "reservation_policy": (
+            "TieredReservation"
+            if kubelet.memory_qos and row.has(Feature.MEMORY_RESERVATION_POLICY)
+            else None
+        ),
+        "system_reserved": amounts(kubelet.system_reserved.cpu, kubelet.system_reserved.memory),
+        "kube_reserved": amounts(kubelet.kube_reserved.cpu, kubelet.kube_reserved.memory),
+        "eviction_hard": (
+            {}
+            if kubelet.eviction_hard_memory is None
+            else {
+                **DEFAULT_EVICTION_HARD,
+                "memory.available": format_bytes(kubelet.eviction_hard_memory),
+            }
+        ),
+    }
+    files: list[Manifest] = []
+    for pool in cluster.pools:
+        taint = pool_taint(pool)
+        if not settings and taint is None:
+            continue
+        manifest = NamedFile(
+            kind="KubeletConfiguration",
+            name=pool.pool.name,
+            template="kubelet_dropin.yaml.j2",
+            values={
+                **values,
+                "cluster": cluster.name,
+                "pool": pool.pool.name,
+                "taint": None if taint is None else taint.model_dump(),
+            },
+            directory=f"clusters/{cluster.name}/node-config/kubelet/{pool.pool.name}",
+            file_name=KUBELET_DROPIN,
+        )
+        files.append(manifest)
+    return files

@@ -1,0 +1,43 @@
+"""LimitRanges: the container defaults of each team namespace under memory QoS (limits
+equal to requests for a Guaranteed team, a burst limit for a Burstable one)."""
+
+from __future__ import annotations
+
+from compiler.emit.manifest import Manifest, provenance
+from compiler.emit.namespace import TEAM_LABEL
+from compiler.emit.qos import cpu_quantity, namespace_host_quotas
+from compiler.emit.view import ClusterView
+from compiler.emit.waves import WAVES
+from compiler.quantity import format_bytes
+
+LIMIT_RANGE = "gpufleet-defaults"
+
+
+def emit(view: ClusterView) -> list[Manifest]:
+    """A LimitRange per team namespace that holds device quota (beside its host quota)."""
+    manifests = []
+    for held in namespace_host_quotas(view.cluster):
+        quota = held.quota
+        default = {"memory": format_bytes(quota.default_limit_memory)}
+        if quota.guaranteed:
+            default["cpu"] = cpu_quantity(quota.default_request.cpu)
+        manifests.append(
+            Manifest(
+                kind="LimitRange",
+                name=LIMIT_RANGE,
+                template="limitrange.yaml.j2",
+                values={
+                    "default_request": {
+                        "cpu": cpu_quantity(quota.default_request.cpu),
+                        "memory": format_bytes(quota.default_request.memory),
+                    },
+                    "default": dict(sorted(default.items())),
+                    "max_ratio": {"memory": "1"} if quota.guaranteed else {},
+                },
+                cluster=view.cluster.name,
+                namespace=held.namespace,
+                labels={TEAM_LABEL: held.team.name},
+                annotations=provenance(held.team.source.origin, "memoryQoS", WAVES["LimitRange"]),
+            )
+        )
+    return manifests

@@ -1,0 +1,72 @@
+"""The shape of emit: every output family is one registered emitter of one signature, and
+every file of out/ comes from exactly one of them (issue 19)."""
+
+from __future__ import annotations
+
+import inspect
+import typing
+from collections import defaultdict
+from pathlib import Path
+
+from compiler.emit.manifest import Manifest
+from compiler.emit.registry import EMITTERS
+from compiler.emit.view import ClusterView
+from compiler.pipeline import Compiled
+
+OUT = Path(__file__).resolve().parents[1] / "out"
+INDEXES = ("argocd/", "plan/", "report.md", ".gpufleet-owned")
+"""What no emitter writes: Argo CD's files and the plans and report (fleet-wide indexes of
+what the emitters wrote), besides each cluster's kustomization.yaml."""
+
+
+def test_every_emitter_is_a_modules_emit_of_a_cluster_view() -> None:
+    for emitter in EMITTERS:
+        where = f"{emitter.__module__}.{emitter.__qualname__}"
+        assert emitter.__name__ == "emit", where
+        assert emitter.__module__.startswith("compiler.emit."), where
+        parameters = list(inspect.signature(emitter).parameters.values())
+        assert [p.name for p in parameters] == ["view"], where
+        assert parameters[0].kind is inspect.Parameter.POSITIONAL_OR_KEYWORD, where
+        hints = typing.get_type_hints(emitter)
+        assert hints == {"view": ClusterView, "return": list[Manifest]}, where
+
+
+def test_every_family_is_registered_once() -> None:
+    modules = [emitter.__module__ for emitter in EMITTERS]
+    assert len(modules) == len(set(modules))
+
+
+def _emitted(compiled: Compiled) -> dict[str, list[Manifest]]:
+    """Every manifest each registered emitter writes for the example, by emitter module."""
+    plan_of = {plan.cluster: plan for plan in compiled.plans}
+    found: dict[str, list[Manifest]] = defaultdict(list)
+    for cluster in compiled.fleet.clusters:
+        view = ClusterView(cluster, compiled.fleet, plan_of[cluster.name])
+        for emitter in EMITTERS:
+            found[emitter.__module__] += emitter(view)
+    return found
+
+
+def test_every_file_in_out_comes_from_exactly_one_emitter(compiled_example: Compiled) -> None:
+    writers: dict[str, list[str]] = defaultdict(list)
+    for module, manifests in _emitted(compiled_example).items():
+        for manifest in manifests:
+            writers[manifest.path].append(module)
+    committed = {path.relative_to(OUT).as_posix() for path in OUT.rglob("*") if path.is_file()}
+    from_emitters = {
+        path
+        for path in committed
+        if not path.startswith(INDEXES) and not path.endswith("/kustomization.yaml")
+    }
+    assert from_emitters, "the example writes objects"
+    assert from_emitters == set(writers)
+    assert {path: modules for path, modules in writers.items() if len(modules) != 1} == {}
+
+
+def test_every_kind_comes_from_exactly_one_emitter(compiled_example: Compiled) -> None:
+    emitters_of: dict[str, set[str]] = defaultdict(set)
+    for module, manifests in _emitted(compiled_example).items():
+        for manifest in manifests:
+            emitters_of[manifest.kind].add(module)
+    assert {"DeviceClass", "ResourceQuota", "ConfigMap"} <= set(emitters_of)
+    assert {kind: found for kind, found in emitters_of.items() if len(found) != 1} == {}
