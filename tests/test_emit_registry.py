@@ -70,3 +70,13 @@ def test_every_kind_comes_from_exactly_one_emitter(compiled_example: Compiled) -
             emitters_of[manifest.kind].add(module)
     assert {"DeviceClass", "ResourceQuota", "ConfigMap"} <= set(emitters_of)
     assert {kind: found for kind, found in emitters_of.items() if len(found) != 1} == {}
+
+
+def test_the_architecture_doc_has_a_row_per_emitter() -> None:
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "architecture.md").read_text()
+    rows = {
+        line.split("`")[1].removesuffix(".py")
+        for line in doc.splitlines()
+        if line.startswith("| `") and line.split("`")[1].endswith(".py")
+    }
+    assert rows == {emitter.__module__.removeprefix("compiler.emit.") for emitter in EMITTERS}
