@@ -28,6 +28,14 @@ def test_check_passes_on_the_example(run_cli: Run) -> None:
     assert out.startswith("ok: 2 clusters")
 
 
+def test_the_committed_out_is_up_to_date(run_cli: Run) -> None:
+    """out/ is the snapshot of the example fleet: what CI runs on a pull request, `compile
+    --check` over the committed out/, fails on any byte an emitter changes."""
+    code, stdout, err = run_cli("compile", "--check", "--policies", EXAMPLE, "--out", REPO / "out")
+    assert code == 0, err
+    assert "up to date" in stdout
+
+
 def test_compile_writes_then_check_is_clean(run_cli: Run, tmp_path: Path) -> None:
     out = tmp_path / "out"
     code, stdout, err = run_cli("compile", "--policies", EXAMPLE, "--out", out)
