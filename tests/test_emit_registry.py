@@ -80,3 +80,23 @@ def test_the_architecture_doc_has_a_row_per_emitter() -> None:
         if line.startswith("| `") and line.split("`")[1].endswith(".py")
     }
     assert rows == {emitter.__module__.removeprefix("compiler.emit.") for emitter in EMITTERS}
+
+
+TEMPLATES = Path(__file__).resolve().parents[1] / "templates"
+INDEX_MODULES = {"compiler.emit.tree", "compiler.emit.argocd"}
+POLICY_BUILDERS = {"compiler.emit.admission"}
+"""Builds the validating and the mutating admission policies and the binding both use."""
+
+
+def test_every_template_is_used_by_exactly_one_module() -> None:
+    emit = Path(__file__).resolve().parents[1] / "compiler" / "emit"
+    sources = {f"compiler.emit.{path.stem}": path.read_text() for path in emit.glob("*.py")}
+    users = {
+        template.name: sorted(m for m, text in sources.items() if f'"{template.name}"' in text)
+        for template in TEMPLATES.glob("*.j2")
+        if not template.name.startswith("_")  # partials, inlined by render.py
+    }
+    assert len(users) > 20
+    assert {name: found for name, found in users.items() if len(found) != 1} == {}
+    allowed = {e.__module__ for e in EMITTERS} | INDEX_MODULES | POLICY_BUILDERS
+    assert {name: found[0] for name, found in users.items() if found[0] not in allowed} == {}

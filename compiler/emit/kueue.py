@@ -1,4 +1,4 @@
-"""Kueue (kueue.x-k8s.io/v1beta2) for clusters that run it.
+"""What the Kueue emitters share (kueue.x-k8s.io/v1beta2, for clusters that run Kueue).
 
 Per tier a ResourceFlavor (plus one for CPU and memory) naming the node taints of the tier's
 pools, with the tolerations Kueue then adds to the pods it admits on them (Kueue checks a Job's
@@ -8,30 +8,33 @@ cohort the policy names; a ClusterQueue per team that holds quota, admitting the
 namespaces, with preemption derived from the priority ladder; a `default` LocalQueue in every
 team namespace (it takes jobs without a queue label); a WorkloadPriorityClass per ladder level.
 The Kueue manager's Configuration fragment, which maps each tier's DeviceClass to the logical
-resource the queues count, is written beside the manifests but not synced
-(emit.kueue_configuration).
+resource the queues count, is written beside the manifests but not synced.
+Each kind is its own emitter (emit.resourceflavor, emit.cohort, emit.clusterqueue,
+emit.localqueue, emit.workloadpriorityclass, emit.kueue_configuration).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from compiler.emit.kueue_quota import Group, cohort_groups, team_groups
-from compiler.emit.manifest import Manifest, provenance
-from compiler.emit.namespace import TEAM_LABEL
-from compiler.emit.view import ClusterView
+from compiler.emit.kueue_quota import Group
+from compiler.emit.manifest import provenance
 from compiler.emit.waves import SKIP_DRY_RUN, WAVES
-from compiler.ir import GrantedTeam
+from compiler.ir import GrantedTeam, ResolvedCluster
 from compiler.kueue_versions import kueue_release
 from compiler.model.policy import PriorityLadder
 from compiler.quantity import format_bytes, format_decimal
-from compiler.resolve.gpu_nodes import tier_node_taints
-from compiler.resolve.kueue import HOST_FLAVOR, root_cohort, team_cohort
-
-DEFAULT_QUEUE = "default"
 
 
-def _annotations(origin: str, clause: str, kind: str) -> dict[str, str]:
+def kueue_api(cluster: ResolvedCluster) -> str | None:
+    """The apiVersion of the cluster's Kueue objects, or None when the cluster runs no Kueue."""
+    kueue = cluster.cluster.spec.kueue
+    return kueue_release(kueue.version).api if kueue.enabled else None
+
+
+def kueue_annotations(origin: str, clause: str, kind: str) -> dict[str, str]:
+    """Provenance and sync wave of a Kueue object, which Argo CD must not dry-run before
+    Kueue's CRDs exist."""
     return {**provenance(origin, clause, WAVES[kind]), **SKIP_DRY_RUN}
 
 
@@ -88,115 +91,3 @@ def preemption(team: GrantedTeam, ladder: PriorityLadder | None) -> dict[str, An
     if preempts and passive:
         policy["borrow_threshold"] = max(passive)
     return policy
-
-
-def emit(view: ClusterView) -> list[Manifest]:
-    """Every Kueue object of the cluster (none when the cluster does not run Kueue)."""
-    cluster, plan, ladder = view.cluster, view.plan, view.fleet.ladder
-    if not cluster.cluster.spec.kueue.enabled:
-        return []
-    api = kueue_release(cluster.cluster.spec.kueue.version).api
-    origin = cluster.cluster.source.origin
-    name = cluster.name
-    root = root_cohort(cluster)
-    manifests = [
-        Manifest(
-            kind="ResourceFlavor",
-            name=flavor,
-            template="resourceflavor.yaml.j2",
-            values={"api_version": api, "node_taints": [t.model_dump() for t in taints]},
-            cluster=name,
-            annotations=_annotations(source, clause, "ResourceFlavor"),
-        )
-        for flavor, source, clause, taints in [
-            *(
-                (t.name, t.tier.source.origin, "metadata.name", tier_node_taints(cluster, t.name))
-                for t in cluster.tiers
-            ),
-            (HOST_FLAVOR, origin, "spec.kueue", []),
-        ]
-    ]
-    manifests.append(
-        Manifest(
-            kind="Cohort",
-            name=root,
-            template="cohort.yaml.j2",
-            values={
-                "api_version": api,
-                "parent": None,
-                "groups": render_groups(cohort_groups(cluster, plan)),
-            },
-            cluster=name,
-            annotations=_annotations(origin, "spec.kueue", "Cohort"),
-        )
-    )
-    children = sorted({t.spec.cohort for t in cluster.teams if t.spec.cohort} - {root})
-    for child in children:
-        first = next(t for t in cluster.teams if t.spec.cohort == child)
-        manifests.append(
-            Manifest(
-                kind="Cohort",
-                name=child,
-                template="cohort.yaml.j2",
-                values={"api_version": api, "parent": root, "groups": []},
-                cluster=name,
-                annotations=_annotations(first.grant.source.origin, "cohort", "Cohort"),
-            )
-        )
-    for team in cluster.teams:
-        groups = team_groups(cluster, team)
-        if not groups:
-            continue
-        labels = {TEAM_LABEL: team.name}
-        manifests.append(
-            Manifest(
-                kind="ClusterQueue",
-                name=team.name,
-                template="clusterqueue.yaml.j2",
-                values={
-                    "api_version": api,
-                    "cohort": team_cohort(cluster, team),
-                    "team_label": TEAM_LABEL,
-                    "team": team.name,
-                    "preemption": preemption(team, ladder),
-                    "groups": render_groups(groups),
-                },
-                cluster=name,
-                labels=labels,
-                annotations=_annotations(team.grant.source.origin, "quotas", "ClusterQueue"),
-            )
-        )
-        manifests.extend(
-            Manifest(
-                kind="LocalQueue",
-                name=DEFAULT_QUEUE,
-                template="localqueue.yaml.j2",
-                values={"api_version": api, "cluster_queue": team.name},
-                cluster=name,
-                namespace=namespace,
-                labels=labels,
-                annotations=_annotations(
-                    team.grant.source.origin, f"namespaces[{namespace}]", "LocalQueue"
-                ),
-            )
-            for namespace in team.spec.namespaces
-        )
-    if ladder is not None:
-        manifests.extend(
-            Manifest(
-                kind="WorkloadPriorityClass",
-                name=level.name,
-                template="workloadpriorityclass.yaml.j2",
-                values={
-                    "api_version": api,
-                    "value": level.value,
-                    "description": level.description,
-                },
-                cluster=name,
-                annotations=_annotations(
-                    ladder.source.origin, f"levels[{level.name}]", "WorkloadPriorityClass"
-                ),
-            )
-            for level in ladder.spec.levels
-        )
-    return manifests

@@ -12,22 +12,26 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from compiler.emit import (
+    clusterqueue,
+    cohort,
     deviceclass,
     devicetaintrule,
     kubeletconfiguration,
-    kueue,
     kueue_configuration,
     limitrange,
+    localqueue,
     mutatingadmissionpolicy,
     namespace,
     node_config,
     priorityclass,
     resourceclaim,
     resourceclaimtemplate,
+    resourceflavor,
     resourcequota,
     rolebinding,
     validatingadmissionpolicy,
     workload,
+    workloadpriorityclass,
 )
 from compiler.emit.manifest import Manifest
 from compiler.emit.view import ClusterView
@@ -35,21 +39,25 @@ from compiler.emit.view import ClusterView
 Emitter = Callable[[ClusterView], list[Manifest]]
 
 EMITTERS: tuple[Emitter, ...] = (
+    clusterqueue.emit,
+    cohort.emit,
     deviceclass.emit,
     devicetaintrule.emit,
     kubeletconfiguration.emit,
-    kueue.emit,
     kueue_configuration.emit,
     limitrange.emit,
+    localqueue.emit,
     mutatingadmissionpolicy.emit,
     namespace.emit,
     node_config.emit,
     priorityclass.emit,
     resourceclaim.emit,
     resourceclaimtemplate.emit,
+    resourceflavor.emit,
     resourcequota.emit,
     rolebinding.emit,
     validatingadmissionpolicy.emit,
     workload.emit,
+    workloadpriorityclass.emit,
 )
 """Every output family of a cluster, one line each."""

@@ -1,0 +1,43 @@
+"""Kueue ClusterQueues: one per team that holds quota in the cluster, admitting the team's
+namespaces, with its guarantees as nominal quota and preemption read off the priority ladder."""
+
+from __future__ import annotations
+
+from compiler.emit.kueue import kueue_annotations, kueue_api, preemption, render_groups
+from compiler.emit.kueue_quota import team_groups
+from compiler.emit.manifest import Manifest
+from compiler.emit.namespace import TEAM_LABEL
+from compiler.emit.view import ClusterView
+from compiler.resolve.kueue import team_cohort
+
+
+def emit(view: ClusterView) -> list[Manifest]:
+    """The cluster's ClusterQueues (none when it runs no Kueue)."""
+    cluster = view.cluster
+    api = kueue_api(cluster)
+    if api is None:
+        return []
+    manifests = []
+    for team in cluster.teams:
+        groups = team_groups(cluster, team)
+        if not groups:
+            continue
+        manifests.append(
+            Manifest(
+                kind="ClusterQueue",
+                name=team.name,
+                template="clusterqueue.yaml.j2",
+                values={
+                    "api_version": api,
+                    "cohort": team_cohort(cluster, team),
+                    "team_label": TEAM_LABEL,
+                    "team": team.name,
+                    "preemption": preemption(team, view.fleet.ladder),
+                    "groups": render_groups(groups),
+                },
+                cluster=cluster.name,
+                labels={TEAM_LABEL: team.name},
+                annotations=kueue_annotations(team.grant.source.origin, "quotas", "ClusterQueue"),
+            )
+        )
+    return manifests

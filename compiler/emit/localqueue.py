@@ -1,0 +1,37 @@
+"""Kueue LocalQueues: a `default` queue in every namespace of a team that has a ClusterQueue
+(it takes the jobs that name no queue)."""
+
+from __future__ import annotations
+
+from compiler.emit.kueue import kueue_annotations, kueue_api
+from compiler.emit.kueue_quota import team_groups
+from compiler.emit.manifest import Manifest
+from compiler.emit.namespace import TEAM_LABEL
+from compiler.emit.view import ClusterView
+
+DEFAULT_QUEUE = "default"
+
+
+def emit(view: ClusterView) -> list[Manifest]:
+    """The cluster's LocalQueues (none when it runs no Kueue)."""
+    cluster = view.cluster
+    api = kueue_api(cluster)
+    if api is None:
+        return []
+    return [
+        Manifest(
+            kind="LocalQueue",
+            name=DEFAULT_QUEUE,
+            template="localqueue.yaml.j2",
+            values={"api_version": api, "cluster_queue": team.name},
+            cluster=cluster.name,
+            namespace=namespace,
+            labels={TEAM_LABEL: team.name},
+            annotations=kueue_annotations(
+                team.grant.source.origin, f"namespaces[{namespace}]", "LocalQueue"
+            ),
+        )
+        for team in cluster.teams
+        if team_groups(cluster, team)
+        for namespace in team.spec.namespaces
+    ]
