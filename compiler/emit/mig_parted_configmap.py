@@ -1,8 +1,8 @@
-"""Node configuration the GPU operator applies: the mig-parted config and the label per node.
+"""The mig-parted ConfigMap: every MIG configuration the plan uses, for the GPU operator.
 
-These files live in out/clusters/<cluster>/node-config/, outside the kustomization: Argo CD does
-not sync them. The ConfigMap goes to the GPU operator (`migManager.config.name`); the labels are
-set per node (`nvidia.com/mig.config=<config>`), which makes the MIG manager repartition it.
+It lives in out/clusters/<cluster>/node-config/, outside the kustomization: Argo CD does not
+sync it. It goes to the GPU operator (`migManager.config.name`); emit.nodelabels says which
+configuration each node gets.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from collections import defaultdict
 from compiler.emit.manifest import Manifest, provenance
 from compiler.emit.render import render_template
 from compiler.emit.view import ClusterView
-from compiler.ir import WHOLE, MigConfig, layout_devices
+from compiler.ir import WHOLE, MigConfig, ResolvedCluster, layout_devices
 
 MIG_PARTED_CONFIGMAP = "gpufleet-mig-parted-config"
 GPU_OPERATOR_NAMESPACE = "gpu-operator"
@@ -37,10 +37,15 @@ def mig_parted_entries(config: MigConfig, device_filter: list[str]) -> list[dict
     return entries
 
 
+def has_mig(cluster: ResolvedCluster) -> bool:
+    """Whether any pool of the cluster may be partitioned (else no node config is written)."""
+    return any(p.pool.mig != "disabled" for p in cluster.pools)
+
+
 def emit(view: ClusterView) -> list[Manifest]:
-    """The mig-parted ConfigMap and the node -> config label assignment of one cluster."""
+    """The cluster's mig-parted ConfigMap, if any pool may use MIG."""
     cluster, plan = view.cluster, view.plan
-    if not any(p.pool.mig != "disabled" for p in cluster.pools):
+    if not has_mig(cluster):
         return []
     filters: dict[str, set[str]] = defaultdict(set)
     for pool in cluster.pools:
@@ -50,14 +55,6 @@ def emit(view: ClusterView) -> list[Manifest]:
         label: mig_parted_entries(config, sorted(filters[label]))
         for label, config in sorted(plan.mig_configs.items())
     }
-    nodes = {
-        cluster.node_name(pool, index): label
-        for pool in cluster.pools
-        for index, label in enumerate(plan.labels(pool.pool.name))
-        if pool.pool.mig != "disabled"
-    }
-    origin = cluster.cluster.source.origin
-    directory = f"clusters/{cluster.name}/{NODE_CONFIG}"
     return [
         Manifest(
             kind="ConfigMap",
@@ -69,14 +66,7 @@ def emit(view: ClusterView) -> list[Manifest]:
                 )
             },
             namespace=GPU_OPERATOR_NAMESPACE,
-            directory=directory,
-            annotations=provenance(origin, "spec.nodePools"),
-        ),
-        Manifest(
-            kind="NodeLabels",
-            name="mig-config",
-            template="mig-config-labels.yaml.j2",
-            values={"nodes": nodes},
-            directory=directory,
+            directory=f"clusters/{cluster.name}/{NODE_CONFIG}",
+            annotations=provenance(cluster.cluster.source.origin, "spec.nodePools"),
         ),
     ]
