@@ -191,6 +191,6 @@ def test_the_right_quantity_comparison_selects_the_devices_with_more_memory(
             expected.extend(
                 f"{pool}/mig-{p.name}" for p in model.mig.profiles if p.memory_mib > 40 * 2**10
             )
-    selected = [k.key for k in fleet.clusters[0].tier("big").kinds]
+    selected = [str(k.key) for k in fleet.clusters[0].tier("big").kinds]
     assert sorted(selected) == sorted(expected)
     assert "h100/gpu" in selected and "l40s/gpu" in selected and "a100/gpu" not in selected

@@ -14,7 +14,7 @@ import pytest
 
 from compiler.catalog import load_catalog
 from compiler.diagnostics import CompileError
-from compiler.ir import ResolvedCluster
+from compiler.ir import GuaranteeKey, ResolvedCluster
 from compiler.load import load_policies
 from compiler.model import build_policies
 from compiler.resolve import resolve
@@ -51,7 +51,7 @@ def read(root: Path) -> tuple[ResolvedCluster, Inventory]:
 def edited(inventory: Inventory, edit: Edit) -> Inventory:
     """The oracle's own reading of a fix."""
     if isinstance(edit, Cut):
-        return with_cuts(inventory, dict(edit.devices))
+        return with_cuts(inventory, {str(key): n for key, n in edit.devices})
     if isinstance(edit, Grow):
         return with_nodes(inventory, edit.pool, edit.nodes)
     if isinstance(edit, RemoveTaint):
@@ -118,7 +118,7 @@ def test_a_taint_is_offered_as_a_fix_only_where_removing_or_tolerating_it_fits(
     conflict = explained(cluster)
     hints = [fix.hint for fix in conflict.fixes]
     assert not [h for h in hints if "taint" in h or "tolerate" in h], hints
-    assert conflict.cuts == {"a/a/whole": 1} and conflict.growth == {"h100": 1}
+    assert conflict.cuts == {GuaranteeKey("a", "a", "whole"): 1} and conflict.growth == {"h100": 1}
     for fix in conflict.fixes:
         assert feasible(edited(inventory, fix.edit)), fix.hint
 

@@ -8,7 +8,7 @@ import pytest
 
 from compiler.catalog import load_catalog
 from compiler.diagnostics import CompileError
-from compiler.ir import ClusterPlan
+from compiler.ir import ClusterPlan, DeviceKey, GuaranteeKey
 from compiler.load import load_policies
 from compiler.model import build_policies
 from compiler.resolve import resolve
@@ -48,7 +48,7 @@ def test_a_tainted_gpu_on_a_mig_pool_no_longer_keeps_its_node_whole(
     tolerates (before the fix the whole node stayed unpartitioned: called infeasible)."""
     plan = solve(write_policies, {"a": fleets.team("a", "[{tier: slice, guaranteed: 14}]")})
     assert plan.labels("h100") == ["all-2x3g.40gb"]
-    assert plan.assignments["a/a/slice"] == {"h100/mig-3g.40gb": 14}
+    assert plan.assignments[GuaranteeKey("a", "a", "slice")] == {DeviceKey("h100", "3g.40gb"): 14}
     slice_tier = next(t for t in plan.tiers if t.tier == "slice")
     # GPU 0's two slices carry the taint and nobody holding the tier tolerates it
     assert (slice_tier.capacity, slice_tier.tainted, slice_tier.usable) == (16, 2, 14)
@@ -62,7 +62,7 @@ def test_the_tainted_gpus_mig_devices_serve_only_teams_that_tolerate_the_taint(
         write_policies,
         {"a": fleets.team("a", "[{tier: slice, guaranteed: 14}]"), "b": tolerant},
     )
-    assert plan.assignments["b/b/slice"] == {"h100/mig-3g.40gb": 2}
+    assert plan.assignments[GuaranteeKey("b", "b", "slice")] == {DeviceKey("h100", "3g.40gb"): 2}
     with pytest.raises(CompileError) as caught:
         solve(write_policies, {"a": fleets.team("a", "[{tier: slice, guaranteed: 15}]")})
     assert [d.code for d in caught.value.diagnostics] == ["GF401"]

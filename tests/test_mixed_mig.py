@@ -46,7 +46,7 @@ def test_an_eight_gpu_mixed_pool_with_three_mig_tiers_solves(write_policies: Pol
     resolved = resolve(policies, load_catalog())
     (plan,) = solve_fleet(resolved)
     assert check_plan(read_cluster(policies, "c1"), plan.to_json()) == []
-    served = {k: sum(v.values()) for k, v in plan.assignments.items()}
+    served = {str(k): sum(v.values()) for k, v in plan.assignments.items()}
     assert served == {"team-s1/team-s1/s1": 20, "team-s2/team-s2/s2": 10, "team-s3/team-s3/s3": 6}
 
 

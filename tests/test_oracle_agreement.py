@@ -68,7 +68,7 @@ def test_the_solver_agrees_with_the_oracle(seed: int, tmp_path: Path) -> None:
     for cluster in resolved.clusters:
         inventory = read_cluster(policies, cluster.name)
         assert sorted((n.key, n.count, n.gang) for n in inventory.needs) == sorted(
-            (g.key, g.count, g.gang) for g in cluster.guarantees
+            (str(g.key), g.count, g.gang) for g in cluster.guarantees
         ), "the oracle reads other guarantees than resolve"
         verdict = solver_verdict(cluster)
         if verdict == "GF402":

@@ -33,7 +33,7 @@ def failure(root: Path) -> list[tuple[str, str]]:
 
 
 def kinds_of(fleet: ResolvedFleet, tier: str) -> list[str]:
-    return [k.key for k in fleet.clusters[0].tier(tier).kinds]
+    return [str(k.key) for k in fleet.clusters[0].tier(tier).kinds]
 
 
 def test_structured_selector_with_79gi_matches_h100_but_80gi_matches_nothing(

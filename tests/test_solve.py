@@ -10,7 +10,7 @@ import pytest
 
 from compiler.catalog import load_catalog
 from compiler.diagnostics import CompileError, Diagnostic
-from compiler.ir import ClusterPlan
+from compiler.ir import ClusterPlan, DeviceKey, GuaranteeKey
 from compiler.load import load_policies
 from compiler.model import build_policies
 from compiler.resolve import resolve
@@ -69,8 +69,8 @@ def test_overlapping_tiers_share_devices_but_each_device_serves_one_guarantee(
     (plan,) = solve(
         write_policies, {"a": "[{tier: big, guaranteed: 8}]", "b": "[{tier: any, guaranteed: 16}]"}
     )
-    assert plan.assignments["a/a/big"] == {"h200/gpu": 8}
-    assert plan.assignments["b/b/any"] == {"h100/gpu": 16}
+    assert plan.assignments[GuaranteeKey("a", "a", "big")] == {DeviceKey("h200", "gpu"): 8}
+    assert plan.assignments[GuaranteeKey("b", "b", "any")] == {DeviceKey("h100", "gpu"): 16}
     diagnostic = conflict(
         write_policies, {"a": "[{tier: big, guaranteed: 8}]", "b": "[{tier: any, guaranteed: 17}]"}
     )
@@ -103,7 +103,7 @@ def test_mig_uniform_per_node_versus_mixed_per_gpu(write_policies: PolicyWriter)
         "2x3g.40gb",
         "2x3g.40gb",
     )
-    assert plan.assignments["a/a/slice"] == {"h100/mig-3g.40gb": 8}
+    assert plan.assignments[GuaranteeKey("a", "a", "slice")] == {DeviceKey("h100", "3g.40gb"): 8}
     (plan,) = solve(
         write_policies,
         {"a": "[{tier: slice, guaranteed: 8}]", "b": "[{tier: any, guaranteed: 16}]"},

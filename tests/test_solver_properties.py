@@ -146,14 +146,16 @@ def test_solver_agrees_with_brute_force_and_explains_minimally(files: dict[str, 
     conflict = find_conflict(cluster, Budget(30.0))
     assert conflict.guarantees and conflict.minimal and conflict.complete
     restricted = only(
-        inventory, {g.key for g in conflict.guarantees}, {t.name for t in conflict.taints}
+        inventory, {str(g.key) for g in conflict.guarantees}, {t.name for t in conflict.taints}
     )
     assert not feasible(restricted)
     for guarantee in conflict.guarantees:
-        assert feasible(without(restricted, guarantee=guarantee.key))
+        assert feasible(without(restricted, guarantee=str(guarantee.key)))
     for taint in conflict.taints:
         assert feasible(without(restricted, taint=taint.name))
-    assert conflict.cuts and feasible(with_cuts(inventory, conflict.cuts))
+    assert conflict.cuts and feasible(
+        with_cuts(inventory, {str(k): n for k, n in conflict.cuts.items()})
+    )
     for pool, extra in conflict.growth.items():
         assert feasible(with_nodes(inventory, pool, extra))
         if pool in conflict.fewest_growth and extra > 1:

@@ -11,7 +11,7 @@ import pytest
 from compiler.catalog import load_catalog
 from compiler.catalog.driver import ATTRIBUTES, CURRENT_DRIVER, DRIVER_VERSIONS, published
 from compiler.diagnostics import CompileError, Diagnostic
-from compiler.ir import ClusterPlan, ResolvedFleet
+from compiler.ir import ClusterPlan, DeviceKey, GuaranteeKey, ResolvedFleet
 from compiler.load import load_policies
 from compiler.model import build_policies
 from compiler.model.build import Policies
@@ -99,7 +99,7 @@ def test_gangs_of_8_matched_on_pcie_root_are_refused_with_the_group_that_limits_
         "{select: {models: [H100]}}",
         {"a": "[{tier: t, guaranteed: 8, gang: 8}]"},
     )
-    assert solved(fleet).assignments["a/a/t"] == {"h100/gpu": 8}
+    assert solved(fleet).assignments[GuaranteeKey("a", "a", "t")] == {DeviceKey("h100", "gpu"): 8}
 
 
 def test_a_gang_bigger_than_any_node_is_refused_the_same_way(write_policies: PolicyWriter) -> None:
@@ -127,7 +127,7 @@ def test_gangs_are_placed_within_one_numa_node(write_policies: PolicyWriter) -> 
     plan = solved(resolved(write_policies, H200, tier, fits, driver="0.5"))
     ((gangs, nodes),) = plan.placements["h200"]
     assert nodes == 1
-    assert {devices for key, devices in gangs if key == "a/a/t"} == {
+    assert {devices for key, devices in gangs if key == GuaranteeKey("a", "a", "t")} == {
         ("gpu-0", "gpu-1", "gpu-2"),
         ("gpu-4", "gpu-5", "gpu-6"),
     }
@@ -147,7 +147,7 @@ def test_gangs_are_placed_within_one_numa_node(write_policies: PolicyWriter) -> 
     )
     # matched on nothing narrower than the node, the same gangs fit
     plan = solved(resolved(write_policies, H200, "{select: {models: [H200]}}", tight))
-    assert plan.assignments["b/b/t"] == {"h200/gpu": 2}
+    assert plan.assignments[GuaranteeKey("b", "b", "t")] == {DeviceKey("h200", "gpu"): 2}
 
 
 def test_a_pool_may_declare_its_own_topology(write_policies: PolicyWriter) -> None:
@@ -157,7 +157,7 @@ def test_a_pool_may_declare_its_own_topology(write_policies: PolicyWriter) -> No
     assert diagnostic.code == "GF403"
     fleet = resolved(write_policies, with_topology(HGX, "{pcieRoot: 4}"), tier, teams)
     plan = solved(fleet)
-    assert plan.assignments["a/a/t"] == {"h100/gpu": 8}
+    assert plan.assignments[GuaranteeKey("a", "a", "t")] == {DeviceKey("h100", "gpu"): 8}
 
 
 def test_an_unpublished_attribute_is_refused_with_the_published_ones(
@@ -311,6 +311,6 @@ def test_a_mixed_node_lays_out_its_gpus_for_its_groups_and_taints(
         devices
         for gangs, _ in plan.placements["h100"]
         for key, devices in gangs
-        if key == "a/a/pair"
+        if key == GuaranteeKey("a", "a", "pair")
     }
     assert all(int(a[4:]) // 2 == int(b[4:]) // 2 for a, b in pairs) and len(pairs) == 2

@@ -20,6 +20,7 @@ from compiler.ir.fleet import (
     TierInCluster,
     tolerates,
 )
+from compiler.ir.keys import WHOLE_GPU, DeviceKey, GroupKey, GuaranteeKey
 from compiler.ir.plan import (
     ClusterPlan,
     GangRuns,
@@ -37,13 +38,17 @@ from compiler.ir.teams import GrantedTeam, GrantedTeamSpec, Quota
 __all__ = [
     "ALL_DISABLED",
     "WHOLE",
+    "WHOLE_GPU",
     "ClusterPlan",
+    "DeviceKey",
     "DeviceKind",
     "GangRuns",
     "GrantedTeam",
     "GrantedTeamSpec",
+    "GroupKey",
     "GroupSize",
     "Guarantee",
+    "GuaranteeKey",
     "MigConfig",
     "NodeGangs",
     "PoolTopology",

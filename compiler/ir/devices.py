@@ -8,6 +8,7 @@ from typing import Any
 
 from compiler.catalog import GpuModel, MigProfile
 from compiler.cel import quantity_value, semver_value
+from compiler.ir.keys import WHOLE_GPU, DeviceKey
 
 WHOLE = "whole"
 """The layout of a GPU that MIG does not partition."""
@@ -26,9 +27,14 @@ class DeviceKind:
     profile: MigProfile | None
 
     @property
-    def key(self) -> str:
-        """A stable name, e.g. `h100/gpu` or `h100/mig-3g.40gb`."""
-        return f"{self.pool}/{'mig-' + self.profile_name if self.profile_name else 'gpu'}"
+    def device(self) -> str:
+        """`gpu` for a whole GPU, else the MIG profile's name: how a node's devices are counted."""
+        return self.profile_name or WHOLE_GPU
+
+    @property
+    def key(self) -> DeviceKey:
+        """The kind's key (written `h100/gpu` or `h100/mig-3g.40gb`)."""
+        return DeviceKey(self.pool, self.device)
 
     @property
     def is_mig(self) -> bool:

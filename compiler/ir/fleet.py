@@ -8,6 +8,7 @@ from functools import cached_property
 from compiler.catalog import GpuModel
 from compiler.diagnostics import Diagnostic, Span
 from compiler.ir.devices import DeviceKind
+from compiler.ir.keys import GuaranteeKey
 from compiler.ir.suppressions import Silenced
 from compiler.ir.teams import GrantedTeam
 from compiler.model.policy import (
@@ -84,9 +85,9 @@ class Guarantee:
     """Where `count` is written when the grant overrides it for this cluster."""
 
     @property
-    def key(self) -> str:
-        """A stable identifier, e.g. `ml-research/ml-research/training`."""
-        return f"{self.team.name}/{self.namespace}/{self.tier}"
+    def key(self) -> GuaranteeKey:
+        """A stable identifier (written `ml-research/ml-research/training`)."""
+        return GuaranteeKey(self.team.name, self.namespace, self.tier)
 
     @property
     def span(self) -> Span:
@@ -189,12 +190,12 @@ class ResolvedCluster:
     def _tiers_by_name(self) -> dict[str, TierInCluster]:
         return {t.name: t for t in self.tiers}
 
-    def guarantee(self, key: str) -> Guarantee:
+    def guarantee(self, key: GuaranteeKey) -> Guarantee:
         """The guarantee with `key`."""
         return self._guarantees_by_key[key]
 
     @cached_property
-    def _guarantees_by_key(self) -> dict[str, Guarantee]:
+    def _guarantees_by_key(self) -> dict[GuaranteeKey, Guarantee]:
         return {g.key: g for g in self.guarantees}
 
     def node_name(self, pool: ResolvedPool, index: int) -> str:

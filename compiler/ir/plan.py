@@ -8,9 +8,10 @@ from functools import cached_property
 from typing import Any
 
 from compiler.ir.devices import ALL_DISABLED, WHOLE
+from compiler.ir.keys import WHOLE_GPU, DeviceKey, GuaranteeKey
 
 Runs = list[tuple[str, int]]
-NodeGangs = tuple[tuple[str, tuple[str, ...]], ...]
+NodeGangs = tuple[tuple[GuaranteeKey, tuple[str, ...]], ...]
 """The gangs one node serves: (guarantee key, the devices of one gang) each."""
 GangRuns = list[tuple[NodeGangs, int]]
 
@@ -75,7 +76,7 @@ class ClusterPlan:
     cluster: str
     node_configs: dict[str, Runs]
     mig_configs: dict[str, MigConfig]
-    assignments: dict[str, dict[str, int]]
+    assignments: dict[GuaranteeKey, dict[DeviceKey, int]]
     tiers: tuple[TierCapacity, ...]
     namespaces: tuple[str, ...] = ()
     """The team namespaces gpufleet manages in the cluster, so that the next report can say
@@ -85,7 +86,7 @@ class ClusterPlan:
     of this compile, not of the plan: it is not written to the plan file, so that compiling again
     from the written plan gives the same bytes."""
     placements: dict[str, GangRuns] = field(default_factory=dict)
-    limits: dict[str, int] = field(default_factory=dict)
+    limits: dict[GuaranteeKey, int] = field(default_factory=dict)
     """The limit (quota) of every guarantee key, a zero guarantee's too, so that the next
     report can say which quotas shrink."""
     node_names: dict[str, tuple[str, ...]] = field(default_factory=dict)
@@ -140,9 +141,11 @@ class ClusterPlan:
                 p: [[label, n] for label, n in runs] for p, runs in self.node_configs.items()
             },
             "migConfigs": {label: list(c.gpus) for label, c in self.mig_configs.items()},
-            "assignments": self.assignments,
+            "assignments": {
+                str(k): {str(d): n for d, n in v.items()} for k, v in self.assignments.items()
+            },
             "namespaces": list(self.namespaces),
-            "limits": dict(sorted(self.limits.items())),
+            "limits": {str(k): n for k, n in sorted(self.limits.items())},
             "nodeNames": {pool: list(names) for pool, names in sorted(self.node_names.items())},
             "placements": {
                 pool: [[_gangs_json(gangs), n] for gangs, n in runs]
@@ -188,7 +191,7 @@ class ClusterPlan:
                 for label, gpus in document.get("migConfigs", {}).items()
             },
             assignments={
-                str(k): {str(d): int(n) for d, n in v.items()}
+                GuaranteeKey.parse(str(k)): {DeviceKey.parse(str(d)): int(n) for d, n in v.items()}
                 for k, v in document.get("assignments", {}).items()
             },
             tiers=tuple(
@@ -208,7 +211,10 @@ class ClusterPlan:
                 str(pool): [(_gangs_from_json(gangs), int(n)) for gangs, n in runs]
                 for pool, runs in document.get("placements", {}).items()
             },
-            limits={str(k): int(v) for k, v in sorted(document.get("limits", {}).items())},
+            limits={
+                GuaranteeKey.parse(str(k)): int(v)
+                for k, v in sorted(document.get("limits", {}).items())
+            },
             node_names={
                 str(pool): tuple(str(n) for n in names)
                 for pool, names in document.get("nodeNames", {}).items()
@@ -219,16 +225,16 @@ class ClusterPlan:
 def _gangs_json(gangs: NodeGangs) -> dict[str, str]:
     """A node's gangs as {guarantee key: "gang gang ..."}, a gang being its devices joined by
     commas: `gpu-0,gpu-1` or `gpu-2/3g.40gb#0`."""
-    found: dict[str, list[str]] = {}
+    found: dict[GuaranteeKey, list[str]] = {}
     for key, devices in gangs:
         found.setdefault(key, []).append(",".join(devices))
-    return {key: " ".join(parts) for key, parts in sorted(found.items())}
+    return {str(key): " ".join(parts) for key, parts in sorted(found.items())}
 
 
 def _gangs_from_json(gangs: dict[str, str]) -> NodeGangs:
     return tuple(
         sorted(
-            (str(key), tuple(gang.split(",")))
+            (GuaranteeKey.parse(str(key)), tuple(gang.split(",")))
             for key, text in gangs.items()
             for gang in str(text).split()
         )
@@ -238,7 +244,7 @@ def _gangs_from_json(gangs: dict[str, str]) -> NodeGangs:
 def layout_devices(layout: str) -> dict[str, int]:
     """`whole` -> {gpu: 1}; `2x3g.40gb,1x1g.10gb` -> {3g.40gb: 2, 1g.10gb: 1}."""
     if layout == WHOLE:
-        return {"gpu": 1}
+        return {WHOLE_GPU: 1}
     counts: dict[str, int] = {}
     for part in layout.split(","):
         count, profile = part.split("x", 1)

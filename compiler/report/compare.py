@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from compiler.ir import ClusterPlan, TierCapacity
+from compiler.ir import ClusterPlan, GuaranteeKey, TierCapacity
 
 
 def percent(part: int, whole: int) -> str:
@@ -14,7 +14,7 @@ def percent(part: int, whole: int) -> str:
     return f"{(200 * part + whole) // (2 * whole)}%"
 
 
-def guaranteed_by_key(plan: ClusterPlan) -> dict[str, int]:
+def guaranteed_by_key(plan: ClusterPlan) -> dict[GuaranteeKey, int]:
     """Devices assigned to each guarantee key (`team/namespace/tier`) in a plan."""
     return {key: sum(kinds.values()) for key, kinds in sorted(plan.assignments.items())}
 

@@ -15,7 +15,7 @@ from enum import IntEnum
 import yaml
 
 from compiler.emit.waves import SYNC_OPTIONS
-from compiler.ir import ClusterPlan
+from compiler.ir import ClusterPlan, GuaranteeKey
 from compiler.report.diff import FileChange, group_of
 from compiler.report.mig import MigChange, configs_text
 
@@ -85,19 +85,25 @@ def drains(
     return hurts
 
 
-def _by_namespace_tier(values: Mapping[str, int]) -> dict[tuple[str, str], tuple[str, int]]:
-    """(namespace, tier) -> (team, value) from values keyed by guarantee key (team/ns/tier):
-    a quota belongs to a namespace, so a team renamed over the same namespace changes nothing."""
+def _by_namespace_tier(
+    values: Mapping[GuaranteeKey, int],
+) -> dict[tuple[str, str], tuple[str, int]]:
+    """(namespace, tier) -> (team, value) from values keyed by guarantee: a quota belongs to a
+    namespace, so a team renamed over the same namespace changes nothing."""
     found: dict[tuple[str, str], tuple[str, int]] = {}
     for key, value in sorted(values.items()):
-        team, namespace, tier = key.split("/")
-        old_team, old_value = found.get((namespace, tier), (team, 0))
-        found[(namespace, tier)] = (old_team, old_value + value)
+        place = (key.namespace, key.tier)
+        old_team, old_value = found.get(place, (key.team, 0))
+        found[place] = (old_team, old_value + value)
     return found
 
 
 def _shrinks(
-    harm: Harm, what: str, cluster: str, before: Mapping[str, int], after: Mapping[str, int]
+    harm: Harm,
+    what: str,
+    cluster: str,
+    before: Mapping[GuaranteeKey, int],
+    after: Mapping[GuaranteeKey, int],
 ) -> list[Hurt]:
     old, new = _by_namespace_tier(before), _by_namespace_tier(after)
     hurts = []

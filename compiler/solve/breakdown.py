@@ -27,16 +27,15 @@ def capacity_breakdown(cluster: ResolvedCluster, plan: ClusterPlan) -> str:
             + (f", {tier.tainted} tainted" if tier.tainted else "")
         )
         for kind in cluster.tier(tier.tier).kinds:
-            device = kind.profile_name or "gpu"
             holders = {
                 key: per_kind[kind.key]
                 for key, per_kind in plan.assignments.items()
-                if kind.key in per_kind and key.endswith(f"/{tier.tier}")
+                if kind.key in per_kind and key.tier == tier.tier
             }
             held = sum(holders.values())
-            who = ", ".join(f"{k.rsplit('/', 1)[0]} {n}" for k, n in sorted(holders.items()))
+            who = ", ".join(f"{k.team}/{k.namespace} {n}" for k, n in sorted(holders.items()))
             lines.append(
-                f"    {kind.key:<24} {offered[kind.pool].get(device, 0):>6} offered "
+                f"    {kind.key!s:<24} {offered[kind.pool].get(kind.device, 0):>6} offered "
                 f"{held:>6} guaranteed" + (f"  ({who})" if who else "")
             )
     return "\n".join(lines)

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from functools import partial
 
 from compiler.diagnostics import CompileError, Diagnostic, Span
-from compiler.ir import Guarantee, ResolvedCluster, ResolvedTaint
+from compiler.ir import Guarantee, GuaranteeKey, ResolvedCluster, ResolvedTaint
 from compiler.solve.cpsat import cp_model
 from compiler.solve.fixes import Cut, Edit, Grow, RemoveTaint, Tolerate, Ungroup
 from compiler.solve.gang_fit import group_note
@@ -109,7 +109,7 @@ class Conflict:
     """False when the budget ran out before every clause was tried without."""
     demand: int
     servable: Servable | None
-    cuts: dict[str, int]
+    cuts: dict[GuaranteeKey, int]
     """Devices to cut per guarantee key; empty when no cut was found and checked in time."""
     fewest_cut: bool
     growth: dict[str, int]
@@ -154,7 +154,7 @@ def find_conflict(cluster: ResolvedCluster, budget: Budget) -> Conflict:
 
 def _minimal_core(
     cluster: ResolvedCluster, budget: Budget
-) -> tuple[list[str], frozenset[str], bool]:
+) -> tuple[list[GuaranteeKey], frozenset[str], bool]:
     """Guarantee keys and taint names of a conflict, and whether each was tried without."""
     minimal = True
     keys = sorted(g.key for g in cluster.guarantees)
@@ -183,7 +183,7 @@ def _minimal_core(
 
 
 def _infeasible(
-    cluster: ResolvedCluster, core: list[str], taints: frozenset[str], budget: Budget
+    cluster: ResolvedCluster, core: list[GuaranteeKey], taints: frozenset[str], budget: Budget
 ) -> bool | None:
     """Whether `core`'s guarantees alone conflict with only `taints` in force."""
     built = budget.build(cluster, Scenario(taints))
@@ -195,7 +195,7 @@ def _infeasible(
 
 
 def _max_served(
-    cluster: ResolvedCluster, keys: set[str], taints: frozenset[str], budget: Budget
+    cluster: ResolvedCluster, keys: set[GuaranteeKey], taints: frozenset[str], budget: Budget
 ) -> Servable | None:
     built = budget.build(cluster, Scenario(taints), require_all=False)
     if built is None:
@@ -212,7 +212,9 @@ def _max_served(
     return Servable(math.floor(solver.best_objective_bound), exact=False)
 
 
-def _cuts(cluster: ResolvedCluster, core: set[str], budget: Budget) -> tuple[dict[str, int], bool]:
+def _cuts(
+    cluster: ResolvedCluster, core: set[GuaranteeKey], budget: Budget
+) -> tuple[dict[GuaranteeKey, int], bool]:
     """The fewest devices to cut so that the cluster fits, taken first from the conflict's
     guarantees (lexicographically: fewer devices always wins), and whether it is proven the
     fewest. ({}, False) when none was found in time."""
@@ -294,7 +296,7 @@ def _fewest(fits: Callable[[int], bool | None], known: int) -> tuple[int, bool]:
     return high, proven
 
 
-def _cut_fixes(cluster: ResolvedCluster, cuts: dict[str, int], fewest: bool) -> list[Fix]:
+def _cut_fixes(cluster: ResolvedCluster, cuts: dict[GuaranteeKey, int], fewest: bool) -> list[Fix]:
     if not cuts:
         return []
     by_key = {g.key: g for g in cluster.guarantees}

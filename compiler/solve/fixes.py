@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 from abc import ABC, abstractmethod
 
-from compiler.ir import ResolvedCluster, ResolvedPool, TierInCluster
+from compiler.ir import GuaranteeKey, ResolvedCluster, ResolvedPool, TierInCluster
 
 
 class Edit(ABC):
@@ -23,7 +23,7 @@ class Edit(ABC):
 class Cut(Edit):
     """Take `devices[key]` devices off each guarantee's count."""
 
-    devices: tuple[tuple[str, int], ...]
+    devices: tuple[tuple[GuaranteeKey, int], ...]
 
     def apply(self, cluster: ResolvedCluster) -> ResolvedCluster:
         cuts = dict(self.devices)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
-from compiler.ir import ResolvedCluster, ResolvedPool, ResolvedTaint
+from compiler.ir import GroupKey, ResolvedCluster, ResolvedPool, ResolvedTaint
 
 Signature = tuple[frozenset[str], tuple[frozenset[str], ...]]
 
@@ -27,7 +27,7 @@ class NodeGroup:
     nodes: tuple[int, ...]
     node_taints: frozenset[str]
     device_taints: tuple[frozenset[str], ...]
-    key: str
+    key: GroupKey
 
     @property
     def count(self) -> int:
@@ -59,7 +59,13 @@ def node_groups(cluster: ResolvedCluster, active: frozenset[str] | None = None) 
         if not per_node:  # no taint here: one group, however many nodes
             clean: tuple[frozenset[str], ...] = (frozenset(),) * width
             groups.append(
-                NodeGroup(pool, tuple(range(pool.pool.nodes)), frozenset(), clean, pool.pool.name)
+                NodeGroup(
+                    pool,
+                    tuple(range(pool.pool.nodes)),
+                    frozenset(),
+                    clean,
+                    GroupKey(pool.pool.name),
+                )
             )
             continue
         for index in range(pool.pool.nodes):
@@ -68,7 +74,7 @@ def node_groups(cluster: ResolvedCluster, active: frozenset[str] | None = None) 
             signatures[(node_wide, devices)].append(index)
         ordered = sorted(signatures.items(), key=lambda item: item[1][0])
         for number, ((node_wide, devices), nodes) in enumerate(ordered):
-            key = pool.pool.name if number == 0 else f"{pool.pool.name}#{number}"
+            key = GroupKey(pool.pool.name, number)
             groups.append(NodeGroup(pool, tuple(nodes), node_wide, devices, key))
     return groups
 

@@ -15,7 +15,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from compiler.ir import Guarantee, ResolvedCluster, ResolvedPool
+from compiler.ir import WHOLE_GPU, GroupKey, Guarantee, GuaranteeKey, ResolvedCluster, ResolvedPool
 from compiler.resolve.gangs import gang_group
 from compiler.solve.cpsat import cp_model
 from compiler.solve.groups import NodeGroup, node_groups
@@ -45,17 +45,17 @@ class ClusterModel:
     scenario: Scenario
     model: cp_model.CpModel = field(default_factory=cp_model.CpModel)
     groups: list[NodeGroup] = field(default_factory=list)
-    configs: dict[str, list[NodeConfig]] = field(default_factory=dict)
-    patterns: dict[tuple[str, int], list[Pattern]] = field(default_factory=dict)
-    nodes: dict[tuple[str, int, int], cp_model.IntVar] = field(default_factory=dict)
-    gangs: dict[tuple[str, str, str], cp_model.IntVar] = field(default_factory=dict)
-    enabled: dict[str, cp_model.IntVar] = field(default_factory=dict)
-    served: dict[str, cp_model.LinearExprT] = field(default_factory=dict)
-    items: dict[tuple[str, str, str], Item] = field(default_factory=dict)
+    configs: dict[GroupKey, list[NodeConfig]] = field(default_factory=dict)
+    patterns: dict[tuple[GroupKey, int], list[Pattern]] = field(default_factory=dict)
+    nodes: dict[tuple[GroupKey, int, int], cp_model.IntVar] = field(default_factory=dict)
+    gangs: dict[tuple[GuaranteeKey, GroupKey, str], cp_model.IntVar] = field(default_factory=dict)
+    enabled: dict[GuaranteeKey, cp_model.IntVar] = field(default_factory=dict)
+    served: dict[GuaranteeKey, cp_model.LinearExprT] = field(default_factory=dict)
+    items: dict[tuple[GuaranteeKey, GroupKey, str], Item] = field(default_factory=dict)
     """(guarantee key, group key, device) -> the item one gang of the guarantee is there."""
     extra: cp_model.IntVar | None = None
 
-    def config_nodes(self, group: str, config: int) -> cp_model.LinearExprT:
+    def config_nodes(self, group: GroupKey, config: int) -> cp_model.LinearExprT:
         """Nodes of a group running one configuration."""
         return sum(var for (g, c, _), var in self.nodes.items() if g == group and c == config)
 
@@ -70,11 +70,11 @@ class ClusterModel:
         terms += [
             (var, -self.guarantee(key).gang)
             for (key, _, device), var in self.gangs.items()
-            if device == "gpu"
+            if device == WHOLE_GPU
         ]
         return cp_model.LinearExpr.weighted_sum([v for v, _ in terms], [w for _, w in terms])
 
-    def guarantee(self, key: str) -> Guarantee:
+    def guarantee(self, key: GuaranteeKey) -> Guarantee:
         """The guarantee with `key`."""
         return self.cluster.guarantee(key)
 
@@ -103,9 +103,11 @@ def tolerated(cluster: ResolvedCluster, guarantee: Guarantee) -> frozenset[str]:
     return frozenset(t.name for t in cluster.taints if guarantee.team.name in t.tolerated_by)
 
 
-def guarantee_items(cluster: ResolvedCluster, group: NodeGroup) -> dict[tuple[str, str], Item]:
+def guarantee_items(
+    cluster: ResolvedCluster, group: NodeGroup
+) -> dict[tuple[GuaranteeKey, str], Item]:
     """(guarantee key, device) -> the item one gang of it is, for devices of the group's pool."""
-    items: dict[tuple[str, str], Item] = {}
+    items: dict[tuple[GuaranteeKey, str], Item] = {}
     width = group.pool.pool.gpus_per_node
     for guarantee in cluster.guarantees:
         tier = cluster.tier(guarantee.tier)
@@ -114,9 +116,8 @@ def guarantee_items(cluster: ResolvedCluster, group: NodeGroup) -> dict[tuple[st
         for kind in tier.kinds:
             if kind.pool != group.pool.pool.name:
                 continue
-            device = kind.profile_name or "gpu"
-            items[guarantee.key, device] = Item(
-                device,
+            items[guarantee.key, kind.device] = Item(
+                kind.device,
                 guarantee.gang,
                 math.ceil(spec.host_memory_per_gpu or 0),
                 math.ceil((spec.cpu_per_gpu or 0) * 1000),
@@ -156,21 +157,27 @@ def build_model(
     built.groups = node_groups(cluster, scenario.active_taints)
     if scenario.growable_pool is not None:  # added nodes come without taints
         built.groups += [
-            NodeGroup(p, (), frozenset(), (frozenset(),) * p.pool.gpus_per_node, f"{p.pool.name}+")
+            NodeGroup(
+                p,
+                (),
+                frozenset(),
+                (frozenset(),) * p.pool.gpus_per_node,
+                GroupKey(p.pool.name, added=True),
+            )
             for p in cluster.pools
             if p.pool.name == scenario.growable_pool
         ]
-    supply: dict[tuple[str, Item], list[cp_model.LinearExprT]] = defaultdict(list)
+    supply: dict[tuple[GroupKey, Item], list[cp_model.LinearExprT]] = defaultdict(list)
     grows = scenario.growable_pool
     if grows is not None:
         built.extra = model.new_int_var(0, MAX_EXTRA_NODES, f"extra[{grows}]")
-    item_of: dict[tuple[str, str, str], Item] = {}
+    item_of: dict[tuple[GuaranteeKey, GroupKey, str], Item] = {}
     for group in built.groups:
         items = guarantee_items(cluster, group)
         item_of.update({(key, group.key, device): i for (key, device), i in items.items()})
         host = host_limits(cluster, group.pool)
         built.configs[group.key] = _group_configs(cluster, group, list(items.values()))
-        grown = grows is not None and group.key == f"{grows}+"
+        grown = group.key.added
         bound = MAX_EXTRA_NODES if grown else group.count
         members = []
         for ci, config in enumerate(built.configs[group.key]):
@@ -187,7 +194,7 @@ def build_model(
     built.items = item_of
     for guarantee in cluster.guarantees:
         _add_guarantee(built, guarantee, item_of, require_all)
-    demand: dict[tuple[str, Item], list[cp_model.IntVar]] = defaultdict(list)
+    demand: dict[tuple[GroupKey, Item], list[cp_model.IntVar]] = defaultdict(list)
     for (key, group_key, device), var in built.gangs.items():
         demand[group_key, item_of[key, group_key, device]].append(var)
     for slot, users in demand.items():
@@ -198,7 +205,7 @@ def build_model(
 def _add_guarantee(
     built: ClusterModel,
     guarantee: Guarantee,
-    item_of: dict[tuple[str, str, str], Item],
+    item_of: dict[tuple[GuaranteeKey, GroupKey, str], Item],
     require_all: bool,
 ) -> None:
     key = guarantee.key

@@ -31,7 +31,7 @@ class TooManyPatterns(ValueError):
 class Item:
     """One gang as a node sees it; host shares per device in bytes and millicores."""
 
-    device: str  # "gpu" or a MIG profile name
+    device: str  # WHOLE_GPU ("gpu") or a MIG profile name
     size: int
     host_memory: int
     cpu_millis: int

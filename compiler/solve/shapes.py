@@ -24,7 +24,7 @@ from typing import TypeVar
 import numpy as np
 
 from compiler.catalog import GpuModel, enumerate_layouts
-from compiler.ir import ALL_DISABLED, WHOLE, ResolvedPool
+from compiler.ir import ALL_DISABLED, WHOLE, WHOLE_GPU, ResolvedPool
 
 T = TypeVar("T")
 MAX_NODE_CONFIGS = 2_000
@@ -50,7 +50,7 @@ class GpuOption:
 
 def option_devices(option: GpuOption) -> dict[str, int]:
     """The devices one GPU offers in `option`: `gpu` when whole, else its MIG instances."""
-    return {"gpu": 1} if option.is_whole else dict(option.counts)
+    return {WHOLE_GPU: 1} if option.is_whole else dict(option.counts)
 
 
 @dataclass(frozen=True, order=True)
@@ -65,7 +65,7 @@ class NodeConfig:
         found: Counter[str] = Counter()
         for option in self.options:
             if option.is_whole:
-                found["gpu"] += 1
+                found[WHOLE_GPU] += 1
             for profile, count in option.counts:
                 found[profile] += count
         return dict(sorted(found.items()))

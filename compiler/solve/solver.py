@@ -13,6 +13,8 @@ from collections import Counter
 from compiler.diagnostics import CompileError, Diagnostic
 from compiler.ir import (
     ClusterPlan,
+    DeviceKey,
+    GuaranteeKey,
     MigConfig,
     ResolvedCluster,
     ResolvedFleet,
@@ -112,7 +114,9 @@ def _canonical(built: ClusterModel) -> cp_model.LinearExprT:
     """
     names = sorted(built.gangs)
     weights = [
-        1 + int.from_bytes(hashlib.sha256("/".join(n).encode()).digest()[:4], "big") % 1_000_003
+        1
+        + int.from_bytes(hashlib.sha256("/".join(map(str, n)).encode()).digest()[:4], "big")
+        % 1_000_003
         for n in names
     ]
     return cp_model.LinearExpr.weighted_sum([built.gangs[n] for n in names], weights)
@@ -204,12 +208,11 @@ def extract_plan(
         for i, label in sorted(labels[p.pool.name].items())
         if label != previous_label(previous, p.pool.name, i, cluster.node_name(p, i))
     )
-    assignments: dict[str, dict[str, int]] = {}
+    assignments: dict[GuaranteeKey, dict[DeviceKey, int]] = {}
     for (key, group_key, device), var in sorted(built.gangs.items()):
         gangs = int(solver.value(var))
         if gangs:
-            pool = group_key.split("#")[0]
-            kind = f"{pool}/{'gpu' if device == 'gpu' else 'mig-' + device}"
+            kind = DeviceKey(group_key.pool, device)
             per_kind = assignments.setdefault(key, {})
             per_kind[kind] = per_kind.get(kind, 0) + gangs * built.guarantee(key).gang
     tiers = [tier_use(cluster, tier.name, found) for tier in cluster.tiers]

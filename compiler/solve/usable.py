@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from compiler.ir import ResolvedCluster, TierCapacity
+from compiler.ir import WHOLE_GPU, GroupKey, ResolvedCluster, TierCapacity
 from compiler.solve.groups import NodeGroup
 from compiler.solve.model import ClusterModel, tolerated
 from compiler.solve.shapes import NodeConfig, option_devices
@@ -46,7 +46,7 @@ def pieces(group: NodeGroup, config: NodeConfig, nodes: int) -> Iterator[Piece]:
 
 def tier_use(cluster: ResolvedCluster, tier: str, found: list[Piece]) -> TierCapacity:
     """What the plan's devices (`found`) are to `tier`: capacity, promises, taints."""
-    slots = {(k.pool, k.profile_name or "gpu") for k in cluster.tier(tier).kinds}
+    slots = {(k.pool, k.device) for k in cluster.tier(tier).kinds}
     holders = [g for g in cluster.guarantees if g.tier == tier]
     mine = [p for p in found if (p.pool, p.device) in slots and p.count]
     tainted = [p for p in mine if p.taints]
@@ -67,7 +67,7 @@ def tier_use(cluster: ResolvedCluster, tier: str, found: list[Piece]) -> TierCap
     )
 
 
-def idle_partitions(built: ClusterModel) -> list[tuple[str, int]]:
+def idle_partitions(built: ClusterModel) -> list[tuple[GroupKey, int]]:
     """(group, configuration) pairs that partition tainted nodes into MIG devices no one who
     tolerates the node's taints can use: nodes there serve nobody."""
     cluster = built.cluster
@@ -83,7 +83,7 @@ def idle_partitions(built: ClusterModel) -> list[tuple[str, int]]:
             for kind in cluster.tier(g.tier).kinds
         }
         for index, config in enumerate(built.configs[group.key]):
-            profiles = [d for d in config.devices if d != "gpu"]
+            profiles = [d for d in config.devices if d != WHOLE_GPU]
             if profiles and not any((pool, d) in users for d in profiles):
                 idle.append((group.key, index))
     return idle

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 
-from compiler.ir import GangRuns, NodeGangs
+from compiler.ir import WHOLE_GPU, GangRuns, GuaranteeKey, NodeGangs
 from compiler.solve.cpsat import cp_model
 from compiler.solve.groups import NodeGroup
 from compiler.solve.model import ClusterModel
@@ -25,7 +25,7 @@ from compiler.solve.shapes import NodeConfig
 class Need:
     """Gangs of one guarantee still to place on one item's slots."""
 
-    key: str
+    key: GuaranteeKey
     gangs: int
 
 
@@ -37,10 +37,10 @@ def placements(
     for group in built.groups:
         pool = group.pool.pool.name
         chosen: dict[str, list[tuple[int, int, int]]] = defaultdict(list)
-        for (key, ci, pi), var in sorted(built.nodes.items()):
+        for (group_key, ci, pi), var in sorted(built.nodes.items()):
             nodes = int(solver.value(var))
-            if key == group.key and nodes:
-                chosen[built.configs[key][ci].label].append((ci, pi, nodes))
+            if group_key == group.key and nodes:
+                chosen[built.configs[group_key][ci].label].append((ci, pi, nodes))
         queues: dict[Item, list[Need]] = defaultdict(list)
         for (key, group_key, device), item in sorted(built.items.items()):
             gangs = int(solver.value(built.gangs[key, group_key, device]))
@@ -83,7 +83,7 @@ def _slots(group: NodeGroup, config: NodeConfig, pattern: Pattern) -> list[Slot]
         for item, gpus in zip(items, spots, strict=True):
             names = []
             for gpu in gpus:
-                if device == "gpu":
+                if device == WHOLE_GPU:
                     names.append(f"gpu-{gpu}")
                 else:
                     names.append(f"gpu-{gpu}/{device}#{ordinal[gpu, device]}")
@@ -94,7 +94,7 @@ def _slots(group: NodeGroup, config: NodeConfig, pattern: Pattern) -> list[Slot]
 
 def _node_gangs(slots: list[tuple[list[Need], tuple[str, ...]]]) -> NodeGangs:
     """The gangs one node serves: each slot to the next guarantee that still needs its item."""
-    found: list[tuple[str, tuple[str, ...]]] = []
+    found: list[tuple[GuaranteeKey, tuple[str, ...]]] = []
     for queue, devices in slots:
         if not queue:
             continue  # a slot no guarantee needs (any more)
