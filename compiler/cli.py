@@ -14,7 +14,7 @@ from contextlib import ExitStack, nullcontext, redirect_stdout
 from pathlib import Path
 
 from compiler import __version__
-from compiler.diagnostics import CompileError, Diagnostic, Span, exit_code_for, fail
+from compiler.diagnostics import CompileError, Diagnostic, Problems, Span, exit_code_for, fail
 from compiler.diagnostics.codes import (
     EXIT_CODES,
     EXIT_INPUT,
@@ -342,7 +342,7 @@ def _run_command(args: argparse.Namespace, output: DiagnosticOutput) -> int:
         with timings.stage("write"):
             changes = write_tree(args.out, compiled.tree)
     except OutputConflict as conflict:
-        raise CompileError(conflict_diagnostics(args.out, conflict.paths)) from None
+        raise Problems(conflict_diagnostics(args.out, conflict.paths)).error() from None
     except OSError as error:
         named = error.filename and Path(error.filename).absolute() != args.out.absolute()
         where = f" ({error.filename})" if named else ""
@@ -407,9 +407,7 @@ def _check_ownership(fleet: ResolvedFleet, policies: Path) -> None:
     declared)."""
     owned = ownership(fleet, policies)
     if owned is not None and fleet.fleet is not None:
-        problems = ownership_problems(owned, fleet.fleet)
-        if problems:
-            raise CompileError(problems)
+        Problems(ownership_problems(owned, fleet.fleet)).raise_if_errors()
 
 
 def _print_timings(args: argparse.Namespace, timings: StageTimings) -> None:
@@ -426,14 +424,10 @@ def _validate(compiled: Compiled) -> None:
             "GF113", "--validate needs the validate extra", None, "pip install 'gpufleet[validate]'"
         ) from None
     versions = {c.name: c.cluster.spec.kubernetes_version for c in compiled.fleet.clusters}
-    problems = validate_tree(compiled.tree, versions)
-    if problems:
-        raise CompileError(
-            [
-                Diagnostic("GF505", problem, None, ("this is a gpufleet bug: please report it",))
-                for problem in problems
-            ]
-        )
+    Problems(
+        Diagnostic("GF505", problem, None, ("this is a gpufleet bug: please report it",))
+        for problem in validate_tree(compiled.tree, versions)
+    ).raise_if_errors()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

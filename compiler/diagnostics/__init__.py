@@ -7,14 +7,15 @@ from compiler.diagnostics.diagnostic import (
     Span,
     Suppressed,
     exit_code_for,
-    fail,
 )
+from compiler.diagnostics.problems import Problems, fail
 
 __all__ = [
     "CODES",
     "Code",
     "CompileError",
     "Diagnostic",
+    "Problems",
     "Severity",
     "Span",
     "Suppressed",

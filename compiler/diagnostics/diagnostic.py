@@ -85,11 +85,6 @@ class CompileError(Exception):
         return (CompileError, (self.diagnostics,))
 
 
-def fail(code: str, message: str, span: Span | None = None, *hints: str) -> CompileError:
-    """A CompileError carrying one diagnostic; `raise fail(...)` reads as the sentence it is."""
-    return CompileError([Diagnostic(code, message, span, hints)])
-
-
 def exit_code_for(diagnostics: Iterable[Diagnostic]) -> int:
     """The documented exit code for a set of diagnostics: the worst error's, or 0."""
     codes = [d.exit_code for d in diagnostics if d.severity is Severity.ERROR]

@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml as pyyaml
 
-from compiler.diagnostics import CompileError, Diagnostic, Severity, Span, fail
+from compiler.diagnostics import CompileError, Diagnostic, Problems, Span, fail
 from compiler.load.budget import (
     MAX_DEPTH,
     MAX_NODES_PER_FILE,
@@ -71,8 +71,7 @@ def load_policies(root: FsPath, warnings: list[Diagnostic] | None = None) -> lis
         for path in root.rglob("*")
         if path.suffix in (".yaml", ".yml") and not path.is_file() and not path.is_dir()
     ]
-    if unreadable:
-        raise CompileError(sorted(unreadable, key=lambda d: d.sort_key()))
+    Problems(unreadable).raise_if_errors()
     if not files:
         raise fail("GF110", f"no *.yaml files below {root}", Span(display_path(root)))
     from compiler.load import prefetch  # here, not above: prefetch imports this module
@@ -82,15 +81,13 @@ def load_policies(root: FsPath, warnings: list[Diagnostic] | None = None) -> lis
         read = partial(read_files, root, root.resolve(), FsPath.cwd().resolve())
         loaded = map_in_order(read, load_tasks(files))
     documents: list[SourceDocument] = []
-    problems: list[Diagnostic] = []
+    problems = Problems()
     for found, wrong in loaded:
         documents.extend(found)
         problems.extend(wrong)
-    errors = [p for p in problems if p.severity is Severity.ERROR]
-    if errors:
-        raise CompileError(errors)
+    Problems(problems.errors).raise_if_errors()  # the warnings go on, with resolve's
     if warnings is not None:
-        warnings.extend(p for p in problems if p.severity is Severity.WARNING)
+        warnings.extend(problems.warnings)
     return documents
 
 
@@ -219,7 +216,7 @@ def parse_documents(text: str, shown: str, origin: str) -> list[SourceDocument]:
             documents.append(SourceDocument(shown, origin, index, data, converter.positions))
     except pyyaml.MarkedYAMLError as error:
         hint = "check the YAML syntax near here"
-        raise CompileError([_marked("GF101", error, shown, hint)]) from None
+        raise Problems([_marked("GF101", error, shown, hint)]).error() from None
     except pyyaml.YAMLError as error:
         raise fail("GF101", str(error).strip(), Span(shown, 1, 1)) from None
     except RecursionError:
@@ -379,16 +376,12 @@ class _Converter:
             name = key if isinstance(key, str) else str(key_node.value).lower()
             if name in keys:
                 first = self.span_of(keys[name])
-                raise CompileError(
-                    [
-                        Diagnostic(
-                            "GF102",
-                            f"duplicate key {name!r} in a mapping",
-                            self.span_of(key_node),
-                            ("remove or rename one of the keys",),
-                            (("first defined here", first),),
-                        )
-                    ]
+                raise fail(
+                    "GF102",
+                    f"duplicate key {name!r} in a mapping",
+                    self.span_of(key_node),
+                    "remove or rename one of the keys",
+                    related=(("first defined here", first),),
                 )
             keys[name] = key_node
             child = (*path, name)

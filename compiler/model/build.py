@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from compiler.diagnostics import CompileError, Diagnostic, Span, fail
+from compiler.diagnostics import CompileError, Diagnostic, Problems, Span, fail
 from compiler.diagnostics.excerpt import source_excerpt
 from compiler.load.document import Path, SourceDocument, has_child
 from compiler.model.ownership import mixed_team_files
@@ -56,7 +56,7 @@ def build_policies(
 
     `warnings` are the load stage's, carried on to be reported with resolve's."""
     objects: list[PolicyObject] = []
-    problems: list[Diagnostic] = []
+    problems = Problems()
     for document in documents:
         try:
             objects.append(build_object(document))
@@ -64,8 +64,7 @@ def build_policies(
             problems.extend(error.diagnostics)
     problems.extend(_duplicates(objects))
     problems.extend(mixed_team_files(objects))
-    if problems:
-        raise CompileError(problems)
+    problems.raise_if_errors()
 
     def of(kind: type[PolicyObject]) -> list[Any]:
         return sorted((o for o in objects if isinstance(o, kind)), key=lambda o: o.name)
@@ -111,7 +110,7 @@ def build_object(document: SourceDocument) -> PolicyObject:
     try:
         built = model.model_validate(data)
     except ValidationError as error:
-        raise CompileError(_diagnostics(error, document, model)) from None
+        raise Problems(_diagnostics(error, document, model)).error() from None
     built._source = document
     return built
 

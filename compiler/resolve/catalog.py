@@ -11,12 +11,12 @@ from collections.abc import Sequence
 
 from compiler.catalog import Catalog, GpuModel
 from compiler.catalog.entries import checked_model
-from compiler.diagnostics import Diagnostic
+from compiler.diagnostics import Diagnostic, Problems
 from compiler.model.gpu_model import GpuModel as GpuModelDocument
 
 
 def fleet_catalog(
-    catalog: Catalog, documents: Sequence[GpuModelDocument], problems: list[Diagnostic]
+    catalog: Catalog, documents: Sequence[GpuModelDocument], problems: Problems
 ) -> Catalog:
     """`catalog` extended with every GPU model the policies describe without a problem."""
     added: list[GpuModel] = []

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from compiler.diagnostics import Diagnostic, Span
+from compiler.diagnostics import Diagnostic, Problems, Span
 from compiler.ir import GrantedTeam, GrantedTeamSpec, Quota
 from compiler.load.document import ComposedDocument, Path, SourceDocument
 from compiler.model.fleet import Fleet, FleetSpec
@@ -46,7 +46,7 @@ def granted_teams(
     grants: Sequence[TeamGrant],
     files: Sequence[Team],
     fleet: Fleet | None,
-    problems: list[Diagnostic],
+    problems: Problems,
 ) -> tuple[GrantedTeam, ...]:
     """Every granted team, sorted by name; a team file without a grant is GF219 and one
     that asks beyond its grant GF218 (the team is still returned, so later checks can go
@@ -82,7 +82,7 @@ class _Merge:
         grant: TeamGrant,
         file: Team | None,
         pod_security: PodSecurityLevel,
-        problems: list[Diagnostic],
+        problems: Problems,
     ) -> None:
         self.grant, self.file, self.problems = grant, file, problems
         self.default_pod_security = pod_security

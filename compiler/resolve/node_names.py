@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
-from compiler.diagnostics import Diagnostic
+from compiler.diagnostics import Diagnostic, Problems
 from compiler.model.policy import Cluster, NodePool
 
 INDEX = "{index}"
@@ -122,7 +122,7 @@ def close_names(pools: Sequence[PoolNodeNames], name: str) -> list[str]:
 
 
 def check_unique_node_names(
-    cluster: Cluster, pools: Sequence[PoolNodeNames], problems: list[Diagnostic]
+    cluster: Cluster, pools: Sequence[PoolNodeNames], problems: Problems
 ) -> None:
     """Every node name of the cluster names one node: a second use is reported where it is
     written (the list entry, or the pattern), with the first; one report per pattern."""
@@ -192,7 +192,7 @@ def _report(
     name: str,
     second: tuple[PoolNodeNames, int],
     first: tuple[PoolNodeNames, int],
-    problems: list[Diagnostic],
+    problems: Problems,
 ) -> None:
     pool, index = second
     earlier, earlier_index = first

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from compiler.catalog import Catalog, GpuModel
-from compiler.diagnostics import Diagnostic
+from compiler.diagnostics import Diagnostic, Problems
 from compiler.ir import GroupSize, PoolTopology, ResolvedPool
 from compiler.model.policy import Cluster, NodePool
 from compiler.names import DNS_SUBDOMAIN_MAX, is_dns_subdomain
@@ -91,7 +91,7 @@ def topology_problem(pool: NodePool, topology: PoolTopology) -> str | None:
 
 
 def resolve_pools(
-    cluster: Cluster, catalog: Catalog, problems: list[Diagnostic]
+    cluster: Cluster, catalog: Catalog, problems: Problems
 ) -> tuple[ResolvedPool, ...]:
     """The cluster's pools with their models; unknown models and misuse of MIG are reported."""
     resolved: list[ResolvedPool] = []

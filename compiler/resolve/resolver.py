@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from compiler.catalog import Catalog
-from compiler.diagnostics import CompileError, Diagnostic, Severity
+from compiler.diagnostics import Diagnostic, Problems
 from compiler.ir import GrantedTeam, ResolvedCluster, ResolvedFleet, TierInCluster
 from compiler.model import Policies
 from compiler.resolve.catalog import fleet_catalog
@@ -23,7 +23,7 @@ def resolve(policies: Policies, catalog: Catalog, checks: Checks = REGISTERED) -
     """Resolve every reference of the policies against `catalog` and the GPU models they add;
     raise CompileError if any is broken. `checks` run on each resolved cluster and then on the
     whole fleet (every registered one; a test runs one alone on a fleet resolved without)."""
-    problems: list[Diagnostic] = []
+    problems = Problems()
     catalog = fleet_catalog(catalog, policies.gpu_models, problems)
     teams = granted_teams(policies.grants, policies.teams, policies.fleet, problems)
     usable_tiers = [t for t in policies.tiers if check_tier(t, catalog, problems)]
@@ -82,16 +82,15 @@ def resolve(policies: Policies, catalog: Catalog, checks: Checks = REGISTERED) -
     cluster_findings = [d for c in clusters for check in checks.cluster for d in check(c)]
     facts = FleetFacts(policies, tuple(teams), tuple(clusters))
     fleet_findings = [d for check in checks.fleet for d in check(facts)]
-    found = [*fleet_findings, *cluster_findings]
-    problems.extend(d for d in found if d.severity is Severity.ERROR)
-    warnings = [*policies.warnings, *(d for d in found if d.severity is Severity.WARNING)]
+    found = Problems([*fleet_findings, *cluster_findings])
+    problems.extend(found.errors)
+    warnings = [*policies.warnings, *found.warnings]
     suppressions = valid_suppressions(
         policies.fleet, cluster_names, {t.name for t in teams}, problems
     )
-    errors = [p for p in problems if p.severity is Severity.ERROR]
+    errors = problems.errors
     warnings, silenced = apply_suppressions(suppressions, warnings, report_unused=not errors)
-    if errors:
-        raise CompileError([*errors, *warnings])
+    Problems([*errors, *warnings]).raise_if_errors()
     return ResolvedFleet(
         tuple(clusters), policies.ladder, policies.fleet, tuple(warnings), teams, silenced
     )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
-from compiler.diagnostics import CODES, Diagnostic, Severity
+from compiler.diagnostics import CODES, Diagnostic, Problems, Severity
 from compiler.diagnostics.codes import UNSUPPRESSIBLE, suppressible
 from compiler.ir import Silenced
 from compiler.model.policy import Fleet
@@ -33,7 +33,7 @@ def valid_suppressions(
     fleet: Fleet | None,
     clusters: Collection[str],
     teams: Collection[str],
-    problems: list[Diagnostic],
+    problems: Problems,
 ) -> list[Silenced]:
     """The fleet's suppressions that can apply, each with no findings yet; a diagnostic in
     `problems` for each that cannot (an error code, an unknown code, cluster or team)."""

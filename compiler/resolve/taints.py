@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from compiler.catalog import Catalog
 from compiler.cel import CelCompileError, CelEvaluationError
 from compiler.cel.device_types import compile_selector
-from compiler.diagnostics import Diagnostic
+from compiler.diagnostics import Diagnostic, Problems
 from compiler.ir import GrantedTeam, ResolvedPool, ResolvedTaint, TaintTarget, tolerates
 from compiler.model.policy import Cluster, DeviceTaint
 from compiler.model.tier import GpuTier, GpuTierSpec
@@ -23,7 +23,7 @@ def resolve_taints(
     teams: tuple[GrantedTeam, ...],
     catalog: Catalog,
     driver: str,
-    problems: list[Diagnostic],
+    problems: Problems,
 ) -> tuple[ResolvedTaint, ...]:
     """The cluster's taints with their targets; bad references are reported."""
     by_name = {p.pool.name: p for p in pools}
@@ -90,7 +90,7 @@ def _targets(
     pools: dict[str, ResolvedPool],
     catalog: Catalog,
     driver: str,
-    problems: list[Diagnostic],
+    problems: Problems,
 ) -> tuple[TaintTarget, ...] | None:
     spec, source = taint.spec, taint.source
     assert not isinstance(spec.node, str), "a node named by name is found first (_by_index)"
@@ -149,7 +149,7 @@ def _selected_pools(
     pools: list[ResolvedPool],
     catalog: Catalog,
     driver: str,
-    problems: list[Diagnostic],
+    problems: Problems,
 ) -> list[ResolvedPool] | None:
     """Pools whose GPUs (whole-GPU device kind) the taint's selector selects."""
     assert taint.spec.select is not None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from compiler.diagnostics import Diagnostic
+from compiler.diagnostics import Diagnostic, Problems
 from compiler.ir import GrantedTeam, Guarantee, Quota, TierInCluster
 from compiler.model.policy import PriorityLadder
 
@@ -13,7 +13,7 @@ def check_team(
     tiers: set[str],
     ladder: PriorityLadder | None,
     owners: dict[str, GrantedTeam],
-    problems: list[Diagnostic],
+    problems: Problems,
 ) -> None:
     """Report every dangling reference and ownership conflict of one team."""
     source = team.source
@@ -112,9 +112,7 @@ def check_team(
         seen.add((quota.tier, quota_ns or ""))
 
 
-def _check_override_clusters(
-    team: GrantedTeam, clusters: set[str], problems: list[Diagnostic]
-) -> None:
+def _check_override_clusters(team: GrantedTeam, clusters: set[str], problems: Problems) -> None:
     """GF204 for an override in an unknown cluster, GF252 for one in a cluster the grant
     does not give the team."""
     granted = team.grant.spec.clusters
@@ -146,7 +144,7 @@ def _check_override_clusters(
 
 
 def _check_amounts(
-    team: GrantedTeam, index: int, quota: Quota, where: str, problems: list[Diagnostic]
+    team: GrantedTeam, index: int, quota: Quota, where: str, problems: Problems
 ) -> None:
     """GF206 for a limit below the guarantee, GF213 for a guarantee not a whole number of
     gangs (`where`: ` in cluster <name>` for a cluster whose grant overrides the quota)."""
@@ -176,7 +174,7 @@ def _check_amounts(
         )
 
 
-def check_cluster_quotas(team: GrantedTeam, problems: list[Diagnostic]) -> None:
+def check_cluster_quotas(team: GrantedTeam, problems: Problems) -> None:
     """The amount checks for each cluster whose grant an override changes, where its quotas
     differ from the team's quotas elsewhere (those were checked by `check_team`)."""
     for cluster, quotas in team.spec.cluster_quotas:
@@ -193,7 +191,7 @@ def quota_namespace(team: GrantedTeam, quota: Quota) -> str | None:
 
 
 def team_guarantees(
-    team: GrantedTeam, cluster: str, tiers: dict[str, TierInCluster], problems: list[Diagnostic]
+    team: GrantedTeam, cluster: str, tiers: dict[str, TierInCluster], problems: Problems
 ) -> list[Guarantee]:
     """The team's quotas in one cluster; a tier that selects nothing there is an error."""
     guarantees = []

@@ -9,7 +9,7 @@ from compiler.catalog import Catalog, GpuModel, MigProfile
 from compiler.cel import CelCompileError, CelEvaluationError
 from compiler.cel.device_types import compile_selector
 from compiler.cel.environment import CompiledExpression
-from compiler.diagnostics import Diagnostic, Span
+from compiler.diagnostics import Diagnostic, Problems, Span
 from compiler.ir import DeviceKind, ResolvedPool, TierInCluster
 from compiler.load.scalar import position_in_scalar
 from compiler.model.policy import Cluster, GpuTier
@@ -27,7 +27,7 @@ SELECTOR_HINT = (
 )
 
 
-def check_tier(tier: GpuTier, catalog: Catalog, problems: list[Diagnostic]) -> bool:
+def check_tier(tier: GpuTier, catalog: Catalog, problems: Problems) -> bool:
     """Static checks of a tier that do not depend on a cluster; False when it is unusable."""
     select_path = ("spec", "select")
     try:
@@ -84,7 +84,7 @@ def tier_in_cluster(
     cluster: Cluster,
     pools: tuple[ResolvedPool, ...],
     catalog: Catalog,
-    problems: list[Diagnostic],
+    problems: Problems,
 ) -> TierInCluster | None:
     """The tier's selector and the device kinds of `cluster` it matches (None on error)."""
     expression = selector_expression(tier, catalog, cluster.spec.driver)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 from collections import Counter
 
-from compiler.diagnostics import CompileError, Diagnostic
+from compiler.diagnostics import CompileError, Diagnostic, Problems
 from compiler.ir import (
     ClusterPlan,
     DeviceKey,
@@ -57,9 +57,7 @@ def solve_fleet(
             return list(error.diagnostics)
 
     results = map_in_order(solve_one, fleet.clusters)
-    problems = [d for r in results if isinstance(r, list) for d in r]
-    if problems:
-        raise CompileError(problems)
+    Problems(d for r in results if isinstance(r, list) for d in r).raise_if_errors()
     return [r for r in results if isinstance(r, ClusterPlan)]
 
 
@@ -80,14 +78,14 @@ def solve_cluster(
     except OutOfTime:
         raise timeout_error(cluster) from None
     except Infeasible:
-        raise CompileError([explain(cluster, explain_time_limit)]) from None
+        raise Problems([explain(cluster, explain_time_limit)]).error() from None
 
 
 def _solve_cluster(
     cluster: ResolvedCluster, deadline: Deadline, previous: ClusterPlan | None
 ) -> ClusterPlan:
-    if oversized := oversized_gangs(cluster):  # no group holds them: nothing else to explain
-        raise CompileError(oversized)
+    # no group holds gangs this big: nothing else to explain
+    Problems(oversized_gangs(cluster)).raise_if_errors()
     built = build_checked(cluster)
     for literal in built.enabled.values():
         built.model.add(literal == 1)

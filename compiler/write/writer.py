@@ -28,7 +28,7 @@ from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from compiler.diagnostics import CompileError, Diagnostic, Span, fail
+from compiler.diagnostics import Diagnostic, Problems, Span, fail
 from compiler.write.atomic import beside, recover, remove, replace_directory
 
 OWNED_LIST = ".gpufleet-owned"
@@ -132,17 +132,16 @@ def refuse_symlinks(out: Path, tree: dict[str, str], present: Present) -> None:
         return
     written = {OWNED_LIST, *tree} | {parent for path in tree for parent in _parents(path)}
     linked = sorted(links & written)
-    if linked:
-        raise CompileError(
-            Diagnostic(
-                "GF121",
-                f"{out / relative} is a symlink where gpufleet writes its own "
-                f"{'directory' if any(p.startswith(relative + '/') for p in tree) else 'file'}",
-                Span(str(out / relative)),
-                ("remove the link; gpufleet writes real files only, and nothing outside out/",),
-            )
-            for relative in linked
+    Problems(
+        Diagnostic(
+            "GF121",
+            f"{out / relative} is a symlink where gpufleet writes its own "
+            f"{'directory' if any(p.startswith(relative + '/') for p in tree) else 'file'}",
+            Span(str(out / relative)),
+            ("remove the link; gpufleet writes real files only, and nothing outside out/",),
         )
+        for relative in linked
+    ).raise_if_errors()
 
 
 def refuse_enclosing(out: Path) -> None:
