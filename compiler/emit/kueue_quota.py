@@ -13,8 +13,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from compiler.ir import ClusterPlan, GrantedTeam, ResolvedCluster, TierCapacity
-from compiler.resolve.host import ZERO, HostShare, allocatable, host_share
+from compiler.ir import (
+    ZERO,
+    ClusterPlan,
+    GrantedTeam,
+    HostShare,
+    ResolvedCluster,
+    TierCapacity,
+    allocatable,
+    host_share,
+)
 from compiler.resolve.kueue import HOST_FLAVOR, tier_resource
 
 

@@ -15,9 +15,8 @@ from collections import defaultdict
 from dataclasses import dataclass
 from fractions import Fraction
 
-from compiler.ir import GrantedTeam, Guarantee, ResolvedCluster
+from compiler.ir import GrantedTeam, Guarantee, HostShare, ResolvedCluster, fair_share, host_share
 from compiler.quantity import format_decimal
-from compiler.resolve.host import HostShare, fair_share, host_share
 
 
 @dataclass(frozen=True)

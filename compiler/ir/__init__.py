@@ -20,6 +20,7 @@ from compiler.ir.fleet import (
     TierInCluster,
     tolerates,
 )
+from compiler.ir.host import ZERO, HostShare, allocatable, fair_share, host_share, reserved
 from compiler.ir.keys import WHOLE_GPU, DeviceKey, GroupKey, GuaranteeKey
 from compiler.ir.plan import (
     ClusterPlan,
@@ -39,6 +40,7 @@ __all__ = [
     "ALL_DISABLED",
     "WHOLE",
     "WHOLE_GPU",
+    "ZERO",
     "ClusterPlan",
     "DeviceKey",
     "DeviceKind",
@@ -49,6 +51,7 @@ __all__ = [
     "GroupSize",
     "Guarantee",
     "GuaranteeKey",
+    "HostShare",
     "MigConfig",
     "NodeGangs",
     "PoolTopology",
@@ -62,8 +65,12 @@ __all__ = [
     "TaintTarget",
     "TierCapacity",
     "TierInCluster",
+    "allocatable",
+    "fair_share",
+    "host_share",
     "layout_devices",
     "previous_label",
+    "reserved",
     "run_length",
     "tolerates",
 ]

@@ -5,10 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from compiler.diagnostics import Diagnostic
-from compiler.ir import ResolvedCluster
+from compiler.ir import ResolvedCluster, allocatable, reserved
 from compiler.quantity import format_bytes, format_decimal
 from compiler.resolve.check import cluster_check
-from compiler.resolve.host import allocatable, reserved
 
 
 @cluster_check("GF226")

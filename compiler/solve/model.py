@@ -13,9 +13,16 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from dataclasses import dataclass, field
-from fractions import Fraction
 
-from compiler.ir import WHOLE_GPU, GroupKey, Guarantee, GuaranteeKey, ResolvedCluster, ResolvedPool
+from compiler.ir import (
+    WHOLE_GPU,
+    GroupKey,
+    Guarantee,
+    GuaranteeKey,
+    ResolvedCluster,
+    ResolvedPool,
+    allocatable,
+)
 from compiler.resolve.gangs import gang_group
 from compiler.solve.cpsat import cp_model
 from compiler.solve.groups import NodeGroup, node_groups
@@ -23,8 +30,6 @@ from compiler.solve.packing import HostLimits, Item, Pattern, patterns
 from compiler.solve.shapes import NodeConfig, gpu_options, node_configs
 
 SOLVER_SEED = 7
-DEFAULT_EVICTION_MEMORY = Fraction(100 * 2**20)
-"""kubelet's default `evictionHard: memory.available` (100Mi)."""
 MAX_EXTRA_NODES = 100_000
 
 
@@ -82,20 +87,8 @@ class ClusterModel:
 def host_limits(cluster: ResolvedCluster, pool: ResolvedPool) -> HostLimits:
     """A node's allocatable memory (bytes) and CPU (millicores): capacity minus reservations and
     eviction, rounded down."""
-    kubelet = cluster.cluster.spec.kubelet
-    reserved_memory = sum(
-        (r.memory or 0 for r in (kubelet.system_reserved, kubelet.kube_reserved)), Fraction(0)
-    )
-    eviction = kubelet.eviction_hard_memory
-    memory = (
-        pool.pool.host_memory
-        - reserved_memory
-        - (DEFAULT_EVICTION_MEMORY if eviction is None else eviction)
-    )
-    cpu = pool.pool.cpu - sum(
-        (r.cpu or 0 for r in (kubelet.system_reserved, kubelet.kube_reserved)), Fraction(0)
-    )
-    return HostLimits(max(math.floor(memory), 0), max(math.floor(cpu * 1000), 0))
+    node = allocatable(pool.pool, cluster.cluster.spec.kubelet)
+    return HostLimits(max(math.floor(node.memory), 0), max(math.floor(node.cpu * 1000), 0))
 
 
 def tolerated(cluster: ResolvedCluster, guarantee: Guarantee) -> frozenset[str]:

@@ -4,7 +4,9 @@ tier comes with (its per-GPU host share).
 A tier's share is what it declares (`cpuPerGpu`, `hostMemoryPerGpu`, read per device of the
 tier, so per MIG device for a partition tier); a tier that declares none gets the node's fair
 share: the allocatable amount of the smallest node it selects, divided by the most devices of
-that kind a node can hold. Quotas, limit ranges and Kueue queues all derive from these shares.
+that kind a node can hold. Quotas, limit ranges and Kueue queues all derive from these shares,
+and the solver packs gangs within `allocatable`: the one place a node's reservations are
+subtracted.
 """
 
 from __future__ import annotations
@@ -13,7 +15,8 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from compiler.catalog import MigProfile
-from compiler.ir import DeviceKind, ResolvedCluster, TierInCluster
+from compiler.ir.devices import DeviceKind
+from compiler.ir.fleet import ResolvedCluster, TierInCluster
 from compiler.model.cluster import Kubelet, NodePool
 
 MEBIBYTE = Fraction(2**20)
