@@ -145,7 +145,7 @@ def test_explain_prints_capacity_per_tier_and_pool(run_cli: Run, tmp_path: Path)
     code, out, err = run_cli("explain", "--policies", EXAMPLE, "--out", tmp_path / "out")
     assert code == 0, err
     assert "pool h100: 16 nodes x 8 H100-80GB (4 x all-2x3g.40gb, 12 x all-disabled)" in out
-    assert "tier inference: capacity 64, guaranteed 52, limit 72, headroom 12 (18%)" in out
+    assert "tier inference: capacity 64, guaranteed 52, limit 72, headroom 12 (19%)" in out
     assert "b200/gpu" in out and "(ml-research/ml-research 64, vision/vision 16)" in out
 
 

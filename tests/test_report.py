@@ -9,10 +9,10 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from compiler.ir import ClusterPlan, MigConfig, TierCapacity, run_length
+from compiler.ir import ClusterPlan, MigConfig, TierCapacity, percent, run_length
 from compiler.pipeline import Compiled
 from compiler.report import Previous, build_report, mig_changes, plan_from_json, render_diff
-from compiler.report.compare import percent, plan_changes
+from compiler.report.compare import plan_changes
 from compiler.report.diff import FileChange, group_of, object_label, summary_line
 from compiler.report.hurt import NOTHING_HURTS
 from compiler.report.previous import read_previous_plans
@@ -33,6 +33,14 @@ def test_percent_rounds_half_up_and_survives_zero() -> None:
         "63%",
         "-",
     ]
+
+
+def test_headroom_is_a_share_of_the_usable_devices_rounded_half_up() -> None:
+    """The one headroom percentage the report, its comparison and `explain` all print."""
+    assert TierCapacity("t", capacity=64, guaranteed=52, limit=72).headroom_share == "19%"
+    idle = TierCapacity("t", capacity=64, guaranteed=40, limit=72, tainted=16, idle=16)
+    assert (idle.headroom, idle.usable, idle.headroom_share) == (8, 48, "17%")  # not 8/64
+    assert TierCapacity("t", capacity=0, guaranteed=0, limit=0).headroom_share == "-"
 
 
 def test_mig_changes_count_the_nodes_to_drain() -> None:

@@ -30,6 +30,7 @@ from compiler.ir.plan import (
     Runs,
     TierCapacity,
     layout_devices,
+    percent,
     previous_label,
     run_length,
 )
@@ -69,6 +70,7 @@ __all__ = [
     "fair_share",
     "host_share",
     "layout_devices",
+    "percent",
     "previous_label",
     "reserved",
     "run_length",

@@ -16,6 +16,14 @@ NodeGangs = tuple[tuple[GuaranteeKey, tuple[str, ...]], ...]
 GangRuns = list[tuple[NodeGangs, int]]
 
 
+def percent(part: int, whole: int) -> str:
+    """`part` as a whole percentage of `whole`, rounded half up; `-` when `whole` is 0. The one
+    rounding rule of every percentage gpufleet prints (explain and the report agree)."""
+    if whole <= 0:
+        return "-"
+    return f"{(200 * part + whole) // (2 * whole)}%"
+
+
 @dataclass(frozen=True)
 class TierCapacity:
     """Devices a tier's selector reaches in the plan (raw capacity), how many are promised, how
@@ -35,6 +43,11 @@ class TierCapacity:
     def headroom(self) -> int:
         """Usable devices of the tier not promised to anyone."""
         return self.usable - self.guaranteed
+
+    @property
+    def headroom_share(self) -> str:
+        """The headroom as a percentage of the usable devices it is part of (`percent`)."""
+        return percent(self.headroom, self.usable)
 
     @property
     def usable(self) -> int:

@@ -7,13 +7,6 @@ from collections.abc import Mapping
 from compiler.ir import ClusterPlan, GuaranteeKey, TierCapacity
 
 
-def percent(part: int, whole: int) -> str:
-    """`part` as a whole percentage of `whole`, rounded half up; `-` when `whole` is 0."""
-    if whole <= 0:
-        return "-"
-    return f"{(200 * part + whole) // (2 * whole)}%"
-
-
 def guaranteed_by_key(plan: ClusterPlan) -> dict[GuaranteeKey, int]:
     """Devices assigned to each guarantee key (`team/namespace/tier`) in a plan."""
     return {key: sum(kinds.values()) for key, kinds in sorted(plan.assignments.items())}
@@ -21,11 +14,9 @@ def guaranteed_by_key(plan: ClusterPlan) -> dict[GuaranteeKey, int]:
 
 def _tier_sentence(before: TierCapacity, after: TierCapacity) -> str | None:
     parts = []
-    old_share = percent(before.headroom, before.capacity)
-    if before.headroom != after.headroom or old_share != percent(after.headroom, after.capacity):
+    if before.headroom != after.headroom or before.headroom_share != after.headroom_share:
         parts.append(
-            f"headroom {percent(before.headroom, before.capacity)} -> "
-            f"{percent(after.headroom, after.capacity)} "
+            f"headroom {before.headroom_share} -> {after.headroom_share} "
             f"({before.headroom} -> {after.headroom} devices)"
         )
     for label, old, new in (

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from compiler.diagnostics import CODES, Diagnostic
 from compiler.ir import ClusterPlan, ResolvedCluster, ResolvedFleet
 from compiler.model.policy import PolicyObject
-from compiler.report.compare import fleet_changes, percent
+from compiler.report.compare import fleet_changes
 from compiler.report.diff import FileChange
 from compiler.report.hurt import Hurt, drains, what_can_hurt
 from compiler.report.mig import MigChange, configs_text, mig_changes, pool_configurations
@@ -53,7 +53,7 @@ def _tier_rows(plan: ClusterPlan) -> list[list[object]]:
                 tier.usable,
                 tier.guaranteed,
                 limit,
-                f"{tier.headroom} ({percent(tier.headroom, tier.usable)})",
+                f"{tier.headroom} ({tier.headroom_share})",
                 tier.borrowable,
                 tier.limit - tier.guaranteed,
             ]

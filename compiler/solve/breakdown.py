@@ -5,10 +5,6 @@ from __future__ import annotations
 from compiler.ir import ClusterPlan, ResolvedCluster
 
 
-def _percent(part: int, whole: int) -> str:
-    return f"{100 * part // whole}%" if whole else "-"
-
-
 def capacity_breakdown(cluster: ResolvedCluster, plan: ClusterPlan) -> str:
     """A plain-text table per tier and pool: devices offered, guaranteed, free, who holds them."""
     lines = [f"cluster {cluster.name} (Kubernetes {cluster.cluster.spec.kubernetes_version})"]
@@ -23,8 +19,7 @@ def capacity_breakdown(cluster: ResolvedCluster, plan: ClusterPlan) -> str:
         lines.append(
             f"  tier {tier.tier}: capacity {tier.capacity}, guaranteed {tier.guaranteed}, "
             f"limit {tier.limit}, headroom {tier.headroom} "
-            f"({_percent(tier.headroom, tier.capacity)})"
-            + (f", {tier.tainted} tainted" if tier.tainted else "")
+            f"({tier.headroom_share})" + (f", {tier.tainted} tainted" if tier.tainted else "")
         )
         for kind in cluster.tier(tier.tier).kinds:
             holders = {
