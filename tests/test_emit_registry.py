@@ -100,3 +100,19 @@ def test_every_template_is_used_by_exactly_one_module() -> None:
     assert {name: found for name, found in users.items() if len(found) != 1} == {}
     allowed = {e.__module__ for e in EMITTERS} | INDEX_MODULES | POLICY_BUILDERS
     assert {name: found[0] for name, found in users.items() if found[0] not in allowed} == {}
+
+
+def test_every_emitter_writes_one_kind_and_at_most_its_binding(
+    compiled_example: Compiled,
+) -> None:
+    kinds = {
+        module: {manifest.kind for manifest in manifests}
+        for module, manifests in _emitted(compiled_example).items()
+        if manifests
+    }
+    assert len(kinds) > 10
+    for module, written in kinds.items():
+        kind = min(written, key=len)  # a policy's name is its binding's without "Binding"
+        assert written <= {kind, f"{kind}Binding"}, (module, written)
+        named = module.removeprefix("compiler.emit.").replace("_", "")
+        assert named.endswith(kind.lower()), (module, kind)  # named after the kind it writes
