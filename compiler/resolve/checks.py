@@ -22,6 +22,12 @@ from compiler.resolve.kueue import check_kueue
 from compiler.resolve.ladder import check_ladder
 from compiler.resolve.sharing import check_shared_claims, check_sharing
 from compiler.resolve.taints import check_taint_clusters, check_untolerated_taints
+from compiler.resolve.teams import (
+    check_namespace_owners,
+    check_quotas,
+    check_team_clusters,
+    check_team_priorities,
+)
 from compiler.resolve.tier_options import (
     check_cluster_tier_options,
     check_fallback_presence,
@@ -57,6 +63,10 @@ REGISTERED = Checks(
     fleet=(
         check_ladder,
         check_namespaces,
+        check_team_clusters,
+        check_team_priorities,
+        check_namespace_owners,
+        check_quotas,
         check_tier_options,
         check_fallback_presence,
         check_shared_claims,

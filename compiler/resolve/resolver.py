@@ -15,7 +15,7 @@ from compiler.resolve.grants import granted_teams
 from compiler.resolve.pools import resolve_pools
 from compiler.resolve.suppressions import apply_suppressions, valid_suppressions
 from compiler.resolve.taints import resolve_taints
-from compiler.resolve.teams import check_cluster_quotas, check_team, team_guarantees
+from compiler.resolve.teams import team_guarantees
 from compiler.resolve.tiers import check_tier, tier_in_cluster
 
 
@@ -28,11 +28,6 @@ def resolve(policies: Policies, catalog: Catalog, checks: Checks = REGISTERED) -
     teams = granted_teams(policies.grants, policies.teams, policies.fleet, problems)
     usable_tiers = [t for t in policies.tiers if check_tier(t, catalog, problems)]
     cluster_names = {c.name for c in policies.clusters}
-    tier_names = {t.name for t in policies.tiers}
-    owners: dict[str, GrantedTeam] = {}
-    for team in teams:
-        check_team(team, cluster_names, tier_names, policies.ladder, owners, problems)
-        check_cluster_quotas(team, problems)
 
     clusters: list[ResolvedCluster] = []
     matched_anywhere: set[str] = set()

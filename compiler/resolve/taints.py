@@ -192,7 +192,7 @@ def _selected_pools(
 def check_taint_clusters(facts: FleetFacts) -> Iterator[Diagnostic]:
     """GF204 for a device taint naming a cluster the fleet does not have.
 
-    GF204's page shows a team naming an unknown cluster (check_team's case); this one's
+    GF204's page shows a team naming an unknown cluster (check_team_clusters); this one's
     examples are in tests/test_resolve_checks.py."""
     cluster_names = {c.name for c in facts.policies.clusters}
     for taint in facts.policies.taints:
