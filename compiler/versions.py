@@ -16,7 +16,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import Literal, Protocol, get_args
 
 DRA_GROUP = "resource.k8s.io"
 SCHEDULING_GROUP = "scheduling.k8s.io"
@@ -165,6 +165,10 @@ _POD_GROUP_TEMPLATES = WorkloadShape("podGroupTemplates", "schedulingPolicy")
 def _gang_workloads(stage: Literal["alpha", "beta"], version: str, *gates: str) -> Gated:
     return Gated(stage, gates, (f"{SCHEDULING_GROUP}/{version}=true",), _CONTROL_PLANE)
 
+
+KubernetesVersion = Literal["1.32", "1.33", "1.34", "1.35", "1.36", "1.37"]
+"""The supported Kubernetes minors, oldest first: one row of TARGETS each."""
+KUBERNETES_VERSIONS: tuple[KubernetesVersion, ...] = get_args(KubernetesVersion)
 
 TARGETS: dict[str, Target] = {
     "1.32": Target(

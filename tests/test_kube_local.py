@@ -11,7 +11,7 @@ from kubelocal import KubeLocalError, resolve
 from kubelocal.build import _go_mod, _proxy_only, _staging_modules, cache_root
 from kubelocal.config import Team, merge_flag, parse_feature_gates, parse_runtime_config
 
-from compiler.model.policy import KUBERNETES_VERSIONS
+from compiler.versions import KUBERNETES_VERSIONS
 
 KUBERNETES_GO_MOD = """module k8s.io/kubernetes
 

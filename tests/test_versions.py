@@ -12,10 +12,9 @@ import pytest
 import yaml
 
 from compiler.diagnostics import CompileError
-from compiler.model.policy import KUBERNETES_VERSIONS
 from compiler.pipeline import Compiled, compile_policies
 from compiler.validate import validate_builtin, validate_object
-from compiler.versions import TARGETS, Feature, Gated, earliest, target
+from compiler.versions import KUBERNETES_VERSIONS, TARGETS, Feature, Gated, earliest, target
 from tests import fleets
 from tests.conftest import PolicyWriter
 from tests.e2e.policies import EXAMPLE, RETARGETED_CLUSTER, RETARGETED_VERSION, retarget

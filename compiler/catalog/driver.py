@@ -21,10 +21,16 @@ import enum
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
-from typing import Final, Literal
+from typing import Final, Literal, get_args
 
-DRIVER_VERSIONS = ("25.3", "25.8", "25.12", "0.4", "0.5")
+NVIDIA_DRIVER = "gpu.nvidia.com"
+"""The NVIDIA DRA driver's name: the driver a cluster runs unless it names another, and the
+only one whose attributes this table describes."""
+DRIVER_CLASSES = {NVIDIA_DRIVER: ("gpu.nvidia.com", "mig.nvidia.com", "vfio.gpu.nvidia.com")}
+"""driver -> the DeviceClasses its chart installs."""
+DriverVersion = Literal["25.3", "25.8", "25.12", "0.4", "0.5"]
 """Releases of the NVIDIA DRA driver, oldest first (0.5: main, unreleased)."""
+DRIVER_VERSIONS: tuple[DriverVersion, ...] = get_args(DriverVersion)
 CURRENT_DRIVER: Final = "0.4"
 """The latest release (v0.4.1): what a cluster that declares no driverVersion runs."""
 STANDARD_DOMAIN = "resource.kubernetes.io"

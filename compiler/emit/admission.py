@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping
 
+from compiler.catalog.driver import DRIVER_CLASSES
 from compiler.diagnostics import fail
 from compiler.emit.admission_claims import (
     admin_access,
@@ -33,9 +34,8 @@ from compiler.emit.admission_workloads import (
     priority_label,
 )
 from compiler.emit.manifest import MANAGED_BY, SOURCE_ANNOTATION, SYNC_WAVE, Manifest
-from compiler.emit.namespace import DRIVER_CLASSES, TEAM_LABEL
 from compiler.emit.waves import WAVES
-from compiler.ir import GrantedTeam, ResolvedCluster
+from compiler.ir import TEAM_LABEL, GrantedTeam, ResolvedCluster
 from compiler.model.fleet import FleetSpec, SystemNamespaces
 from compiler.model.grant import Allowances
 from compiler.model.policy import Fleet

@@ -5,6 +5,7 @@ from __future__ import annotations
 from compiler.emit.manifest import Manifest, provenance
 from compiler.emit.view import ClusterView
 from compiler.emit.waves import WAVES
+from compiler.ir import TIER_LABEL
 from compiler.versions import target
 
 WAVE_CLASSES = WAVES["DeviceClass"]
@@ -28,7 +29,7 @@ def emit(view: ClusterView) -> list[Manifest]:
                     "extended_resource_name": tier.tier.spec.extended_resource_name,
                 },
                 cluster=cluster.name,
-                labels={"gpufleet.dev/tier": tier.name},
+                labels={TIER_LABEL: tier.name},
                 annotations=provenance(tier.tier.source.origin, "spec.select", WAVE_CLASSES),
             )
         )

@@ -4,8 +4,8 @@ resource the cluster's queues count (deviceClassMappings)."""
 from __future__ import annotations
 
 from compiler.emit.manifest import MANAGED_BY, Manifest, NamedFile
-from compiler.emit.namespace import TEAM_LABEL
 from compiler.emit.view import ClusterView
+from compiler.ir import TEAM_LABEL
 from compiler.kueue_versions import kueue_release
 from compiler.resolve.kueue import tier_resource
 

@@ -4,10 +4,10 @@ equal to requests for a Guaranteed team, a burst limit for a Burstable one)."""
 from __future__ import annotations
 
 from compiler.emit.manifest import Manifest, provenance
-from compiler.emit.namespace import TEAM_LABEL
 from compiler.emit.qos import cpu_quantity, namespace_host_quotas
 from compiler.emit.view import ClusterView
 from compiler.emit.waves import WAVES
+from compiler.ir import TEAM_LABEL
 from compiler.quantity import format_bytes
 
 LIMIT_RANGE = "gpufleet-defaults"

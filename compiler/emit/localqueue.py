@@ -6,8 +6,8 @@ from __future__ import annotations
 from compiler.emit.kueue import kueue_annotations, kueue_api
 from compiler.emit.kueue_quota import team_groups
 from compiler.emit.manifest import Manifest
-from compiler.emit.namespace import TEAM_LABEL
 from compiler.emit.view import ClusterView
+from compiler.ir import TEAM_LABEL
 
 DEFAULT_QUEUE = "default"
 

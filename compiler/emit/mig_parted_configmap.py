@@ -12,7 +12,7 @@ from collections import defaultdict
 from compiler.emit.manifest import Manifest, provenance
 from compiler.emit.render import render_template
 from compiler.emit.view import ClusterView
-from compiler.ir import WHOLE, MigConfig, ResolvedCluster, layout_devices
+from compiler.ir import ALL_DISABLED, WHOLE, MigConfig, ResolvedCluster, layout_devices
 
 MIG_PARTED_CONFIGMAP = "gpufleet-mig-parted-config"
 GPU_OPERATOR_NAMESPACE = "gpu-operator"
@@ -27,7 +27,7 @@ def mig_parted_entries(config: MigConfig, device_filter: list[str]) -> list[dict
     entries: list[dict[str, object]] = []
     for layout, indices in sorted(by_layout.items(), key=lambda item: item[1][0]):
         entry: dict[str, object] = {}
-        if device_filter and config.label != "all-disabled":
+        if device_filter and config.label != ALL_DISABLED:
             entry["device-filter"] = device_filter
         entry["devices"] = "all" if len(config.gpus) == 1 else indices
         entry["mig-enabled"] = layout != WHOLE

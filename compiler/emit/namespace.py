@@ -5,10 +5,9 @@ from __future__ import annotations
 from compiler.emit.manifest import Manifest, provenance
 from compiler.emit.view import ClusterView
 from compiler.emit.waves import KEEP_ON_REMOVAL, WAVES
+from compiler.ir import TEAM_LABEL
 
 WAVE_NAMESPACES = WAVES["Namespace"]
-TEAM_LABEL = "gpufleet.dev/team"
-DRIVER_CLASSES = {"gpu.nvidia.com": ("gpu.nvidia.com", "mig.nvidia.com", "vfio.gpu.nvidia.com")}
 """DeviceClasses the driver installs itself; quota 0 so no team bypasses the tiers."""
 POD_SECURITY_LABEL = "pod-security.kubernetes.io/enforce"
 

@@ -14,6 +14,7 @@ from compiler.emit.manifest import Manifest, provenance
 from compiler.emit.resourceclaimtemplate import REQUEST, sharing_config
 from compiler.emit.view import ClusterView
 from compiler.emit.waves import WAVES
+from compiler.ir import TEAM_LABEL, TIER_LABEL
 from compiler.resolve.claims import cluster_tolerations
 from compiler.resolve.sharing import shared_claims
 
@@ -46,7 +47,7 @@ def emit(view: ClusterView) -> list[Manifest]:
                 },
                 cluster=cluster.name,
                 namespace=placed.namespace,
-                labels={"gpufleet.dev/team": team.name, "gpufleet.dev/tier": tier.name},
+                labels={TEAM_LABEL: team.name, TIER_LABEL: tier.name},
                 annotations=provenance(
                     team.source.origin, f"sharedClaims[{claim.name}]", WAVES["ResourceClaim"]
                 ),

@@ -14,7 +14,7 @@ from typing import Any
 from compiler.emit.manifest import Manifest, provenance
 from compiler.emit.view import ClusterView
 from compiler.emit.waves import WAVES
-from compiler.ir import Guarantee, ResolvedCluster, TierInCluster
+from compiler.ir import TEAM_LABEL, TIER_LABEL, Guarantee, ResolvedCluster, TierInCluster
 from compiler.resolve.claims import cluster_tolerations, usable_fallbacks
 from compiler.versions import target
 
@@ -77,7 +77,7 @@ def _template(cluster: ResolvedCluster, guarantee: Guarantee, count: int, gang: 
         },
         cluster=cluster.name,
         namespace=guarantee.namespace,
-        labels={"gpufleet.dev/team": guarantee.team.name, "gpufleet.dev/tier": tier.name},
+        labels={TEAM_LABEL: guarantee.team.name, TIER_LABEL: tier.name},
         annotations=provenance(guarantee.team.source.origin, f"quotas[{tier.name}]", WAVE_CLAIMS),
     )
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from compiler.catalog.driver import DRIVER_CLASSES
 from compiler.emit.manifest import Manifest, provenance
-from compiler.emit.namespace import DRIVER_CLASSES, TEAM_LABEL
 from compiler.emit.qos import cpu_quantity, namespace_host_quotas
 from compiler.emit.view import ClusterView
 from compiler.emit.waves import WAVES
-from compiler.ir import ResolvedCluster
+from compiler.ir import TEAM_LABEL, ResolvedCluster
 from compiler.model.policy import PriorityLadder
 from compiler.quantity import format_bytes
 

@@ -10,9 +10,9 @@ reaches nothing outside them. A team whose grant declares no group gets no bindi
 from __future__ import annotations
 
 from compiler.emit.manifest import Manifest, provenance
-from compiler.emit.namespace import TEAM_LABEL
 from compiler.emit.view import ClusterView
 from compiler.emit.waves import WAVES
+from compiler.ir import TEAM_LABEL
 from compiler.model.fleet import FleetSpec
 
 BINDING_NAME = "gpufleet-team"

@@ -15,6 +15,7 @@ from __future__ import annotations
 from compiler.emit.manifest import Manifest, provenance
 from compiler.emit.view import ClusterView
 from compiler.emit.waves import WAVES
+from compiler.ir import TEAM_LABEL, TIER_LABEL
 from compiler.versions import Feature
 
 WAVE_WORKLOADS = WAVES["Workload"]
@@ -51,8 +52,8 @@ def emit(view: ClusterView) -> list[Manifest]:
                 cluster=cluster.name,
                 namespace=guarantee.namespace,
                 labels={
-                    "gpufleet.dev/team": guarantee.team.name,
-                    "gpufleet.dev/tier": guarantee.tier,
+                    TEAM_LABEL: guarantee.team.name,
+                    TIER_LABEL: guarantee.tier,
                 },
                 annotations={
                     **provenance(

@@ -22,6 +22,7 @@ from compiler.ir.fleet import (
 )
 from compiler.ir.host import ZERO, HostShare, allocatable, fair_share, host_share, reserved
 from compiler.ir.keys import WHOLE_GPU, DeviceKey, GroupKey, GuaranteeKey
+from compiler.ir.labels import TEAM_LABEL, TIER_LABEL
 from compiler.ir.plan import (
     ClusterPlan,
     GangRuns,
@@ -39,6 +40,8 @@ from compiler.ir.teams import GrantedTeam, GrantedTeamSpec, Quota
 
 __all__ = [
     "ALL_DISABLED",
+    "TEAM_LABEL",
+    "TIER_LABEL",
     "WHOLE",
     "WHOLE_GPU",
     "ZERO",

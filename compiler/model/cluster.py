@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, ConfigDict, Discriminator, Field, Tag, model_validator
 
-from compiler.catalog.driver import CURRENT_DRIVER
+from compiler.catalog.driver import CURRENT_DRIVER, NVIDIA_DRIVER, DriverVersion
 from compiler.model.base import (
     DnsSubdomainish,
     LabelValue,
@@ -18,13 +18,9 @@ from compiler.model.base import (
     Strict,
 )
 from compiler.model.types import NodeName, Quantity
+from compiler.versions import KubernetesVersion
 
-KubernetesVersion = Literal["1.32", "1.33", "1.34", "1.35", "1.36", "1.37"]
-"""The supported Kubernetes minors, oldest first (compiler.versions has a row for each)."""
-KUBERNETES_VERSIONS: tuple[str, ...] = get_args(KubernetesVersion)
-DEFAULT_DRIVER = "gpu.nvidia.com"
-DriverVersion = Literal["25.3", "25.8", "25.12", "0.4", "0.5"]
-"""Releases of the NVIDIA DRA driver (compiler.catalog.driver.DRIVER_VERSIONS)."""
+DEFAULT_DRIVER = NVIDIA_DRIVER
 
 
 _PLACEHOLDER = re.compile(r"\{([a-z]*)\}")

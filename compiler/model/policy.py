@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from compiler.model.base import API_VERSION, PolicyObject
-from compiler.model.cluster import DEFAULT_DRIVER, KUBERNETES_VERSIONS, Cluster, NodePool
+from compiler.model.cluster import DEFAULT_DRIVER, Cluster, NodePool
 from compiler.model.fleet import Fleet
 from compiler.model.gpu_model import GpuModel
 from compiler.model.grant import TeamGrant
@@ -27,7 +27,6 @@ __all__ = [
     "API_VERSION",
     "DEFAULT_DRIVER",
     "KINDS",
-    "KUBERNETES_VERSIONS",
     "MAX_PRIORITY",
     "Cluster",
     "DeviceTaint",

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from compiler.catalog.driver import NVIDIA_DRIVER
 from compiler.diagnostics import Diagnostic
 from compiler.ir import ResolvedCluster
 from compiler.model.policy import Cluster
@@ -19,7 +20,7 @@ from compiler.resolve.check import cluster_check
 from compiler.versions import Feature
 
 DRIVER_EXTENDED_RESOURCES: dict[str, dict[str, str]] = {
-    "gpu.nvidia.com": {"nvidia.com/gpu": "gpu.nvidia.com"},
+    NVIDIA_DRIVER: {"nvidia.com/gpu": "gpu.nvidia.com"},
 }
 """driver -> {extended resource name: the driver's DeviceClass that maps it}, as its chart
 installs them (kubernetes-sigs/dra-driver-nvidia-gpu, templates/deviceclass-gpu.yaml)."""

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from compiler.catalog.driver import (
     DRIVER_VERSIONS,
+    NVIDIA_DRIVER,
     DriverAttribute,
     Scope,
     attribute,
@@ -24,7 +25,6 @@ from compiler.diagnostics import Diagnostic
 from compiler.ir import GroupSize, ResolvedCluster, ResolvedPool, TierInCluster
 from compiler.resolve.check import cluster_check
 
-NVIDIA_DRIVER = "gpu.nvidia.com"
 SCOPE_WORDS = {
     Scope.NUMA_NODE: "NUMA node",
     Scope.PCIE_ROOT: "PCIe root",

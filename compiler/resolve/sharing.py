@@ -15,11 +15,11 @@ from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from compiler.catalog.driver import NVIDIA_DRIVER
 from compiler.diagnostics import Diagnostic
 from compiler.ir import GrantedTeam, ResolvedCluster
 from compiler.model.team import SharedClaim
 from compiler.resolve.check import FleetFacts, cluster_check, fleet_check
-from compiler.resolve.tier_options import NVIDIA_DRIVER
 
 SHARING_GATES = {"TimeSlicing": "TimeSlicingSettings", "MPS": "MPSSupport"}
 """The NVIDIA DRA driver's feature gate for each sharing strategy (alpha, off by default;

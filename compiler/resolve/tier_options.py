@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from compiler.catalog.driver import NVIDIA_DRIVER
 from compiler.diagnostics import Diagnostic
 from compiler.ir import ResolvedCluster
 from compiler.model.policy import GpuTier
 from compiler.resolve.check import FleetFacts, cluster_check, fleet_check
 
-NVIDIA_DRIVER = "gpu.nvidia.com"
 """The driver whose opaque GpuConfig / MigDeviceConfig carries a tier's sharing strategy."""
 
 

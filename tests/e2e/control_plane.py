@@ -22,8 +22,7 @@ import kubelocal
 import yaml
 
 from compiler.emit.manifest import SYNC_WAVE
-from compiler.emit.namespace import TEAM_LABEL
-from compiler.ir import ResolvedCluster
+from compiler.ir import TEAM_LABEL, ResolvedCluster
 from compiler.model.fleet import FleetSpec
 from tests.e2e.admission_table import GPU_RUNTIME_CLASS
 from tests.e2e.policies import REPO
