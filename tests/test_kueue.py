@@ -12,9 +12,9 @@ import yaml
 
 from compiler.emit.kueue import preemption
 from compiler.emit.kueue_quota import cohort_groups, overcommitted, team_groups
+from compiler.ir import HOST_FLAVOR
 from compiler.pipeline import Compiled
 from compiler.quantity import parse_quantity
-from compiler.resolve.kueue import HOST_FLAVOR
 from compiler.validate import (
     CelRuleViolation,
     check_cel_rules,

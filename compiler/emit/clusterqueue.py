@@ -7,8 +7,7 @@ from compiler.emit.kueue import kueue_annotations, kueue_api, preemption, render
 from compiler.emit.kueue_quota import team_groups
 from compiler.emit.manifest import Manifest
 from compiler.emit.view import ClusterView
-from compiler.ir import TEAM_LABEL
-from compiler.resolve.kueue import team_cohort
+from compiler.ir import TEAM_LABEL, team_cohort
 
 
 def emit(view: ClusterView) -> list[Manifest]:

@@ -7,7 +7,7 @@ from compiler.emit.kueue import kueue_annotations, kueue_api, render_groups
 from compiler.emit.kueue_quota import cohort_groups
 from compiler.emit.manifest import Manifest
 from compiler.emit.view import ClusterView
-from compiler.resolve.kueue import root_cohort
+from compiler.ir import root_cohort
 
 
 def emit(view: ClusterView) -> list[Manifest]:

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 from compiler.emit.manifest import MANAGED_BY, Manifest, NamedFile
 from compiler.emit.view import ClusterView
-from compiler.ir import TEAM_LABEL
+from compiler.ir import TEAM_LABEL, tier_resource
 from compiler.kueue_versions import kueue_release
-from compiler.resolve.kueue import tier_resource
 
 
 def emit(view: ClusterView) -> list[Manifest]:

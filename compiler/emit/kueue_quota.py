@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from compiler.ir import (
+    HOST_FLAVOR,
     ZERO,
     ClusterPlan,
     GrantedTeam,
@@ -22,8 +23,8 @@ from compiler.ir import (
     TierCapacity,
     allocatable,
     host_share,
+    tier_resource,
 )
-from compiler.resolve.kueue import HOST_FLAVOR, tier_resource
 
 
 @dataclass(frozen=True)

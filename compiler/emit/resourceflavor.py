@@ -6,8 +6,8 @@ from __future__ import annotations
 from compiler.emit.kueue import kueue_annotations, kueue_api
 from compiler.emit.manifest import Manifest
 from compiler.emit.view import ClusterView
+from compiler.ir import HOST_FLAVOR
 from compiler.resolve.gpu_nodes import tier_node_taints
-from compiler.resolve.kueue import HOST_FLAVOR
 
 
 def emit(view: ClusterView) -> list[Manifest]:

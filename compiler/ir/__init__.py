@@ -22,6 +22,7 @@ from compiler.ir.fleet import (
 )
 from compiler.ir.host import ZERO, HostShare, allocatable, fair_share, host_share, reserved
 from compiler.ir.keys import WHOLE_GPU, DeviceKey, GroupKey, GuaranteeKey
+from compiler.ir.kueue import HOST_FLAVOR, root_cohort, team_cohort, tier_resource
 from compiler.ir.labels import TEAM_LABEL, TIER_LABEL
 from compiler.ir.plan import (
     ClusterPlan,
@@ -40,6 +41,7 @@ from compiler.ir.teams import GrantedTeam, GrantedTeamSpec, Quota
 
 __all__ = [
     "ALL_DISABLED",
+    "HOST_FLAVOR",
     "TEAM_LABEL",
     "TIER_LABEL",
     "WHOLE",
@@ -76,6 +78,9 @@ __all__ = [
     "percent",
     "previous_label",
     "reserved",
+    "root_cohort",
     "run_length",
+    "team_cohort",
+    "tier_resource",
     "tolerates",
 ]

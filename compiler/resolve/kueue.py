@@ -1,36 +1,19 @@
-"""Kueue's view of a cluster: flavor and resource names, cohorts, and its structural limits."""
+"""Kueue's structural limits checked against a cluster (the names gpufleet gives Kueue's objects
+are in compiler.ir.kueue)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
 from compiler.diagnostics import Diagnostic
-from compiler.ir import GrantedTeam, ResolvedCluster
+from compiler.ir import HOST_FLAVOR, ResolvedCluster
 from compiler.resolve.check import cluster_check
 from compiler.resolve.gpu_nodes import tier_node_taints
 
-RESOURCE_PREFIX = "gpufleet.dev/"
-HOST_FLAVOR = "gpufleet-host"
-"""The ResourceFlavor of the CPU and memory every ClusterQueue covers."""
 MAX_RESOURCE_GROUPS = 16
 """Kueue: at most 16 resource groups per ClusterQueue or Cohort."""
 KUEUE_FLAVOR_TAINTS = 8
 """Kueue's ResourceFlavor takes at most 8 nodeTaints and 8 tolerations."""
-
-
-def tier_resource(tier: str) -> str:
-    """The logical resource Kueue charges a tier's devices to (its deviceClassMappings name)."""
-    return f"{RESOURCE_PREFIX}{tier}"
-
-
-def root_cohort(cluster: ResolvedCluster) -> str:
-    """The cluster's cohort: `spec.kueue.cohort`, else the cluster's name."""
-    return cluster.cluster.spec.kueue.cohort or cluster.name
-
-
-def team_cohort(cluster: ResolvedCluster, team: GrantedTeam) -> str:
-    """The cohort a team's ClusterQueue joins: the team's own (under the root), else the root."""
-    return team.spec.cohort or root_cohort(cluster)
 
 
 @cluster_check("GF227")

@@ -16,11 +16,10 @@ import yaml
 
 from benchmarks.generate import Size, generate
 from compiler.emit.kueue_quota import cohort_groups
-from compiler.ir import ClusterPlan, ResolvedCluster
+from compiler.ir import HOST_FLAVOR, ClusterPlan, ResolvedCluster
 from compiler.kueue_versions import KUEUE_RELEASES
 from compiler.pipeline import check_policies
 from compiler.resolve.gpu_nodes import tier_node_taints
-from compiler.resolve.kueue import HOST_FLAVOR
 from tests.e2e import kueue_manager
 from tests.e2e.admission_table import templates
 from tests.e2e.control_plane import Cluster, apply_in_waves, bind_teams, control_plane
