@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, TypeVar
 
 from compiler.ir.devices import ALL_DISABLED, WHOLE
 from compiler.ir.keys import WHOLE_GPU, DeviceKey, GuaranteeKey
 
+T = TypeVar("T")
 Runs = list[tuple[str, int]]
 NodeGangs = tuple[tuple[GuaranteeKey, tuple[str, ...]], ...]
 """The gangs one node serves: (guarantee key, the devices of one gang) each."""
@@ -265,14 +266,14 @@ def layout_devices(layout: str) -> dict[str, int]:
     return dict(sorted(counts.items()))
 
 
-def run_length(labels: list[str]) -> Runs:
-    """[a, a, b] -> [(a, 2), (b, 1)]."""
-    runs: Runs = []
-    for label in labels:
-        if runs and runs[-1][0] == label:
-            runs[-1] = (label, runs[-1][1] + 1)
+def run_length(values: list[T]) -> list[tuple[T, int]]:
+    """[a, a, b] -> [(a, 2), (b, 1)]: how a plan lists per-node values (labels, gangs)."""
+    runs: list[tuple[T, int]] = []
+    for value in values:
+        if runs and runs[-1][0] == value:
+            runs[-1] = (value, runs[-1][1] + 1)
         else:
-            runs.append((label, 1))
+            runs.append((value, 1))
     return runs
 
 

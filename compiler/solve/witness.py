@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 
-from compiler.ir import WHOLE_GPU, GangRuns, GuaranteeKey, NodeGangs
+from compiler.ir import WHOLE_GPU, GangRuns, GuaranteeKey, NodeGangs, run_length
 from compiler.solve.cpsat import cp_model
 from compiler.solve.groups import NodeGroup
 from compiler.solve.model import ClusterModel
@@ -62,7 +62,9 @@ def placements(
                 ]
             per_node[pool][index] = _node_gangs(slots[ci, pi])
     return {
-        pool: _runs([gangs[i] for i in sorted(gangs)]) for pool, gangs in sorted(per_node.items())
+        pool: run_length([gangs[i] for i in sorted(gangs)])
+        for pool, gangs in sorted(per_node.items())
+        for pool, gangs in sorted(per_node.items())
     }
 
 
@@ -103,13 +105,3 @@ def _node_gangs(slots: list[tuple[list[Need], tuple[str, ...]]]) -> NodeGangs:
         if not queue[0].gangs:
             queue.pop(0)
     return tuple(sorted(found))
-
-
-def _runs(nodes: list[NodeGangs]) -> GangRuns:
-    runs: GangRuns = []
-    for gangs in nodes:
-        if runs and runs[-1][0] == gangs:
-            runs[-1] = (gangs, runs[-1][1] + 1)
-        else:
-            runs.append((gangs, 1))
-    return runs
