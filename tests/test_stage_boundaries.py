@@ -58,8 +58,6 @@ KNOWN_VIOLATIONS: frozenset[tuple[str, str]] = frozenset(
         ("compiler.ir.teams", "compiler.model.team"),
         ("compiler.report.hurt", "compiler.emit.waves"),
         ("compiler.report.markdown", "compiler.model.policy"),
-        ("compiler.solve.gang_fit", "compiler.resolve.gangs"),
-        ("compiler.solve.model", "compiler.resolve.gangs"),
     }
 )
 

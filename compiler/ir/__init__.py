@@ -20,6 +20,7 @@ from compiler.ir.fleet import (
     TierInCluster,
     tolerates,
 )
+from compiler.ir.gangs import SCOPE_WORDS, GangGroup, gang_group, match_attribute, tier_types
 from compiler.ir.host import ZERO, HostShare, allocatable, fair_share, host_share, reserved
 from compiler.ir.keys import WHOLE_GPU, DeviceKey, GroupKey, GuaranteeKey
 from compiler.ir.kueue import HOST_FLAVOR, root_cohort, team_cohort, tier_resource
@@ -42,6 +43,7 @@ from compiler.ir.teams import GrantedTeam, GrantedTeamSpec, Quota
 __all__ = [
     "ALL_DISABLED",
     "HOST_FLAVOR",
+    "SCOPE_WORDS",
     "TEAM_LABEL",
     "TIER_LABEL",
     "WHOLE",
@@ -50,6 +52,7 @@ __all__ = [
     "ClusterPlan",
     "DeviceKey",
     "DeviceKind",
+    "GangGroup",
     "GangRuns",
     "GrantedTeam",
     "GrantedTeamSpec",
@@ -73,8 +76,10 @@ __all__ = [
     "TierInCluster",
     "allocatable",
     "fair_share",
+    "gang_group",
     "host_share",
     "layout_devices",
+    "match_attribute",
     "percent",
     "previous_label",
     "reserved",
@@ -82,5 +87,6 @@ __all__ = [
     "run_length",
     "team_cohort",
     "tier_resource",
+    "tier_types",
     "tolerates",
 ]

@@ -14,8 +14,7 @@ from dataclasses import dataclass
 from compiler.catalog import enumerate_layouts
 from compiler.catalog.driver import Scope
 from compiler.diagnostics import Diagnostic
-from compiler.ir import DeviceKind, Guarantee, ResolvedCluster, ResolvedPool
-from compiler.resolve.gangs import GangGroup, gang_group
+from compiler.ir import DeviceKind, GangGroup, Guarantee, ResolvedCluster, ResolvedPool, gang_group
 
 
 @dataclass(frozen=True)

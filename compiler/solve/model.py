@@ -22,8 +22,8 @@ from compiler.ir import (
     ResolvedCluster,
     ResolvedPool,
     allocatable,
+    gang_group,
 )
-from compiler.resolve.gangs import gang_group
 from compiler.solve.cpsat import cp_model
 from compiler.solve.groups import NodeGroup, node_groups
 from compiler.solve.packing import HostLimits, Item, Pattern, patterns
