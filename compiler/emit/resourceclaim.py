@@ -15,7 +15,7 @@ from compiler.emit.resourceclaimtemplate import REQUEST, sharing_config
 from compiler.emit.view import ClusterView
 from compiler.emit.waves import WAVES
 from compiler.ir import TEAM_LABEL, TIER_LABEL
-from compiler.resolve.claims import cluster_tolerations
+from compiler.ir.claims import cluster_tolerations
 from compiler.resolve.sharing import shared_claims
 
 

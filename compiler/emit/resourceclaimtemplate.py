@@ -15,7 +15,7 @@ from compiler.emit.manifest import Manifest, provenance
 from compiler.emit.view import ClusterView
 from compiler.emit.waves import WAVES
 from compiler.ir import TEAM_LABEL, TIER_LABEL, Guarantee, ResolvedCluster, TierInCluster
-from compiler.resolve.claims import cluster_tolerations, usable_fallbacks
+from compiler.ir.claims import cluster_tolerations, usable_fallbacks
 from compiler.versions import target
 
 WAVE_CLAIMS = WAVES["ResourceClaimTemplate"]

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from compiler.diagnostics import Diagnostic, Span
 from compiler.ir import ResolvedCluster
+from compiler.ir.claims import cluster_tolerations, quota_fallbacks, usable_fallbacks
 from compiler.resolve.check import cluster_check
-from compiler.resolve.claims import cluster_tolerations, quota_fallbacks, usable_fallbacks
 from compiler.resolve.gpu_nodes import namespace_node_taints
 from compiler.versions import (
     OBJECT_FEATURES,

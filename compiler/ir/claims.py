@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from compiler.ir import Guarantee, ResolvedCluster, tolerates
+from compiler.ir.fleet import Guarantee, ResolvedCluster, tolerates
 from compiler.model.team import Toleration
 
 
