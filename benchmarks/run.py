@@ -189,7 +189,19 @@ def main() -> None:
     text = _markdown(rows, args.runs, speed, where)
     print(text)
     args.write.parent.mkdir(parents=True, exist_ok=True)
-    args.write.write_text(text)
+    args.write.write_text(text + _kept_section(args.write))
+
+
+KEPT_SECTION = "## Speed tricks"
+"""The section of docs/benchmarks.md that records which speed tricks earned their place (timed
+with and without each, in the same rounds): measured by hand, so a new run keeps it."""
+
+
+def _kept_section(path: Path) -> str:
+    """The kept section of the file at `path`, from its heading to the end ("" if none)."""
+    old = path.read_text() if path.exists() else ""
+    at = old.find("\n" + KEPT_SECTION)
+    return old[at:] if at >= 0 else ""
 
 
 def _markdown(rows: list[Row], runs: int, speed: list[float], where: str) -> str:
@@ -230,9 +242,7 @@ def _markdown(rows: list[Row], runs: int, speed: list[float], where: str) -> str
 NOTES = """\
 Reading the numbers:
 
-- load is the wait for the policy files after start-up: for hundreds of files the `gpufleet`
-  command forks its readers before it imports the later stages, so most of the reading
-  happens during start-up (which the last column counts);
+- load is reading and parsing the policy files, in worker processes for hundreds of files;
 - the machine these numbers come from is a shared VM whose speed moves by up to 40% from one
   minute to the next; the calibration line says how fast it was, and wall / floor compares
   gpufleet with work measured in the same run;

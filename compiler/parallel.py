@@ -23,7 +23,6 @@ import traceback
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from multiprocessing.pool import Pool
 from typing import Any, TypeVar
 
 from compiler.diagnostics import CompileError, fail
@@ -87,12 +86,6 @@ def _watch_parent(parent: int) -> None:
     while os.getppid() == parent:
         time.sleep(_PARENT_POLL)
     os._exit(1)
-
-
-def fork_pool(workers: int) -> Pool:
-    """A multiprocessing Pool of forked workers that die with this process."""
-    context = multiprocessing.get_context("fork")
-    return context.Pool(workers, initializer=die_with_parent, initargs=(os.getpid(),))
 
 
 def _run(index: int) -> Any:

@@ -158,9 +158,9 @@ def test_explain_on_an_infeasible_fleet_says_why(run_cli: Run, policy_copy: Path
 
 
 def test_the_command_exits_with_mains_code_and_all_its_output(tmp_path: Path) -> None:
-    """`python -m compiler` (and the `gpufleet` script) end with os._exit after flushing:
-    nothing printed is lost, the exit code is main's, and a reader that goes away ends the
-    process with SIGPIPE, never with a traceback or an internal error."""
+    """`python -m compiler` (and the `gpufleet` script): nothing printed is lost, the exit
+    code is main's, and a reader that goes away ends the process with SIGPIPE, never with a
+    traceback or an internal error."""
     command = [sys.executable, "-m", "compiler"]
     done = subprocess.run(
         [*command, "compile", "--policies", str(EXAMPLE), "--out", str(tmp_path / "out")],

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from compiler.diagnostics import CompileError, Diagnostic, Span
-from compiler.load import load_policies, prefetch
+from compiler.load import load_policies
 from compiler.load.document import SourceDocument
 from compiler.load.loader import FILES_PER_TASK
 from compiler.parallel import worker_count
@@ -81,46 +81,9 @@ def test_files_loaded_in_workers_are_the_same_documents_and_problems(
     assert documents[7].span(("metadata", "name")) == Span(f"{tmp_path}/team-007.yaml", 2, 18)
 
 
-def test_files_read_before_the_cli_is_imported_are_the_same_documents(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    """`gpufleet` forks its file readers first (compiler.load.prefetch); load_policies takes
-    their results only for the directory and files they read, else reads the files itself."""
-    for index in range(2 * FILES_PER_TASK + 1):
-        text = f"kind: Team\nmetadata: {{name: team-{index:03d}}}\n"
-        (tmp_path / f"team-{index:03d}.yaml").write_text(text)
-    monkeypatch.setenv("GPUFLEET_WORKERS", "2")
-    alone = load_policies(tmp_path)
-    prefetch.start(["compile", "--policies", str(tmp_path), "--out", "elsewhere"])
-    assert prefetch._reading is not None
-    assert load_policies(tmp_path) == alone and prefetch._reading is None
-    prefetch.start(["check", f"--policies={tmp_path}"])
-    (tmp_path / "team-new.yaml").write_text("kind: Team\nmetadata: {name: late}\n")
-    assert len(load_policies(tmp_path)) == len(alone) + 1  # the files changed: read again
-    prefetch.start(["schema"])
-    assert prefetch._reading is None
-
-
-@pytest.mark.parametrize(
-    ("argv", "expected"),
-    [
-        (["compile", "--policies", "p", "--out", "o"], "p"),
-        (["diff", "--policies=q"], "q"),
-        (["render", "--cluster", "x"], "policies"),
-        (["schema"], None),
-        ([], None),
-    ],
-)
-def test_the_policy_directory_is_read_off_the_command_line(
-    argv: list[str], expected: str | None
-) -> None:
-    found = prefetch.policies_argument(argv)
-    assert (str(found) if found else None) == expected
-
-
-def test_the_command_reports_what_its_early_readers_found(tmp_path: Path) -> None:
-    """Through the real entry point (readers forked before the imports), a problem in one
-    of hundreds of files is reported exactly as an in-process load reports it."""
+def test_the_command_reports_what_its_file_readers_found(tmp_path: Path) -> None:
+    """Through the real entry point (files read in worker processes), a problem in one of
+    hundreds of files is reported exactly as an in-process load reports it."""
     for index in range(2 * FILES_PER_TASK + 3):
         text = f"kind: Team\nmetadata: {{name: team-{index:03d}}}\n"
         (tmp_path / f"team-{index:03d}.yaml").write_text(text)
@@ -196,17 +159,12 @@ def alive(pid: int) -> bool:
 
 
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs Linux /proc")
-@pytest.mark.parametrize("workers", ["sleep", "readers"])
-def test_workers_die_with_a_killed_gpufleet(tmp_path: Path, workers: str) -> None:
-    """gpufleet SIGKILLed while its workers solve (or its early readers read) leaves no
-    worker behind (they waited for work from the dead parent forever)."""
-    command = [sys.executable, "-m", "tests.worker_child", workers]
-    if workers == "sleep":
-        command += ["--", "compile", "--policies", str(EXAMPLE), "--out", str(tmp_path / "out")]
-    else:
-        for index in range(2 * FILES_PER_TASK):
-            (tmp_path / f"team-{index:03d}.yaml").write_text(f"kind: Team\n# {index}\n")
-        command.append(str(tmp_path))
+def test_workers_die_with_a_killed_gpufleet(tmp_path: Path) -> None:
+    """gpufleet SIGKILLed while its workers solve leaves no worker behind (they waited for
+    work from the dead parent forever)."""
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "tests.worker_child", "sleep", "--", "compile"]
+    command += ["--policies", str(EXAMPLE), "--out", str(out)]
     environment = {**os.environ, "GPUFLEET_WORKERS": "2"}
     child = subprocess.Popen(
         command, cwd=REPO, env=environment, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL

@@ -11,9 +11,6 @@
     python -m tests.worker_child sleep -- ARGS...
         run `gpufleet ARGS...` with every cluster's solve sleeping a minute in its worker,
         printing `solving PID` from each worker as it starts.
-    python -m tests.worker_child readers DIR
-        start the early file readers of `gpufleet check --policies DIR`
-        (compiler.load.prefetch), each printing `reading PID` and sleeping a minute.
 
 Nothing here is imported by gpufleet; the hooks exist only inside this child process.
 """
@@ -78,24 +75,9 @@ def _nap(what: str) -> None:
     time.sleep(60)
 
 
-def _read_slowly(*args: Any) -> None:
-    _nap("reading")
-
-
-def _readers(policies: str) -> int:
-    from compiler.load import prefetch
-
-    prefetch.read_files = _read_slowly  # type: ignore[assignment]
-    prefetch.start(["check", "--policies", policies])
-    time.sleep(60)
-    return 1
-
-
 def main(argv: list[str]) -> int:
     if argv[0] == "map":
         return _map(argv[1])
-    if argv[0] == "readers":
-        return _readers(argv[1])
     {"emit-error": _emit_error, "sleep": _sleep}[argv[0]]()
     from compiler.cli import main as cli
 

@@ -81,7 +81,6 @@ def environment() -> jinja2.Environment:
     """The one Jinja2 environment: strict undefined, and `finalize` quoting every value."""
     env = jinja2.Environment(
         loader=_InliningLoader(templates_dir()),
-        bytecode_cache=jinja2.FileSystemBytecodeCache(),  # compiled templates, in the temp dir
         auto_reload=False,  # templates do not change while gpufleet runs: no stat per render
         undefined=jinja2.StrictUndefined,
         finalize=_finalize,

@@ -74,12 +74,8 @@ def load_policies(root: FsPath, warnings: list[Diagnostic] | None = None) -> lis
     Problems(unreadable).raise_if_errors()
     if not files:
         raise fail("GF110", f"no *.yaml files below {root}", Span(display_path(root)))
-    from compiler.load import prefetch  # here, not above: prefetch imports this module
-
-    loaded = prefetch.take(root, files)
-    if loaded is None:
-        read = partial(read_files, root, root.resolve(), FsPath.cwd().resolve())
-        loaded = map_in_order(read, load_tasks(files))
+    read = partial(read_files, root, root.resolve(), FsPath.cwd().resolve())
+    loaded = map_in_order(read, load_tasks(files))
     documents: list[SourceDocument] = []
     problems = Problems()
     for found, wrong in loaded:
