@@ -9,6 +9,7 @@ from compiler.diagnostics.diagnostic import (
     exit_code_for,
 )
 from compiler.diagnostics.problems import Problems, fail
+from compiler.diagnostics.source import SpanSource
 
 __all__ = [
     "CODES",
@@ -18,6 +19,7 @@ __all__ = [
     "Problems",
     "Severity",
     "Span",
+    "SpanSource",
     "Suppressed",
     "exit_code_for",
     "fail",

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from compiler.diagnostics import Span
-from compiler.load.document import ComposedDocument
+from compiler.diagnostics import Span, SpanSource
 from compiler.model.grant import Allowances, PodSecurityLevel, TeamGrant
 from compiler.model.team import MemoryQoS, SharedClaim, Team, Toleration
 
@@ -61,7 +60,8 @@ class GrantedTeam:
 
     name: str
     spec: GrantedTeamSpec
-    source: ComposedDocument
-    """Paths of `spec` resolve to where each value was written (grant or team file)."""
+    source: SpanSource
+    """Paths of `spec` resolve to where each value was written (grant or team file): resolve
+    gives the grant and team file composed (load.document.ComposedDocument)."""
     grant: TeamGrant
     file: Team | None
