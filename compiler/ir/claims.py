@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from compiler.ir.fleet import Guarantee, ResolvedCluster, tolerates
-from compiler.model.team import Toleration
+from compiler.ir.policy import Toleration
 
 
 def usable_fallbacks(cluster: ResolvedCluster, guarantee: Guarantee) -> tuple[list[str], list[str]]:

@@ -9,17 +9,17 @@ from compiler.catalog import GpuModel
 from compiler.diagnostics import Diagnostic, Span
 from compiler.ir.devices import DeviceKind
 from compiler.ir.keys import GuaranteeKey
-from compiler.ir.suppressions import Silenced
-from compiler.ir.teams import GrantedTeam
-from compiler.model.policy import (
+from compiler.ir.policy import (
     Cluster,
     DeviceTaint,
     Fleet,
     GpuTier,
     NodePool,
     PriorityLadder,
+    Toleration,
 )
-from compiler.model.team import Toleration
+from compiler.ir.suppressions import Silenced
+from compiler.ir.teams import GrantedTeam
 from compiler.versions import Feature, Target, target
 
 

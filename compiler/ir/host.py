@@ -17,7 +17,7 @@ from fractions import Fraction
 from compiler.catalog import MigProfile
 from compiler.ir.devices import DeviceKind
 from compiler.ir.fleet import ResolvedCluster, TierInCluster
-from compiler.model.cluster import Kubelet, NodePool
+from compiler.ir.policy import Kubelet, NodePool
 
 MEBIBYTE = Fraction(2**20)
 MILLICORE = Fraction(1, 1000)

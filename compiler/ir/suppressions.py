@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from compiler.diagnostics import Diagnostic, Span, Suppressed
-from compiler.model.suppression import Suppression
+from compiler.ir.policy import Suppression
 
 
 @dataclass(frozen=True)

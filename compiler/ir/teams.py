@@ -6,8 +6,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from compiler.diagnostics import Span, SpanSource
-from compiler.model.grant import Allowances, PodSecurityLevel, TeamGrant
-from compiler.model.team import MemoryQoS, SharedClaim, Team, Toleration
+from compiler.ir.policy import (
+    Allowances,
+    MemoryQoS,
+    PodSecurityLevel,
+    SharedClaim,
+    Team,
+    TeamGrant,
+    Toleration,
+)
 
 
 @dataclass(frozen=True)
