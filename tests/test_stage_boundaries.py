@@ -55,7 +55,6 @@ KNOWN_VIOLATIONS: frozenset[tuple[str, str]] = frozenset(
         ("compiler.emit.resourceflavor", "compiler.resolve.gpu_nodes"),
         ("compiler.emit.resourcequota", "compiler.model.policy"),
         ("compiler.emit.rolebinding", "compiler.model.fleet"),
-        ("compiler.report.hurt", "compiler.emit.waves"),
         ("compiler.report.markdown", "compiler.model.policy"),
     }
 )

@@ -6,7 +6,8 @@ from __future__ import annotations
 import yaml
 
 from compiler.emit.manifest import SYNC_WAVE
-from compiler.emit.waves import SYNC_OPTIONS, WAVES
+from compiler.emit.waves import WAVES
+from compiler.ir.sync_options import SYNC_OPTIONS
 from compiler.pipeline import Compiled
 from tests.test_versions import synced_objects
 

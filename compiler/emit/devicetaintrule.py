@@ -18,8 +18,9 @@ import re
 
 from compiler.emit.manifest import Manifest, provenance
 from compiler.emit.view import ClusterView
-from compiler.emit.waves import SKIP_DRY_RUN, WAVES
+from compiler.emit.waves import WAVES
 from compiler.ir import ResolvedCluster, ResolvedPool, ResolvedTaint
+from compiler.ir.sync_options import SKIP_DRY_RUN
 from compiler.names import DNS_SUBDOMAIN_MAX, shortened
 from compiler.versions import Feature
 

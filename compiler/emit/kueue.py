@@ -19,8 +19,9 @@ from typing import Any
 
 from compiler.emit.kueue_quota import Group
 from compiler.emit.manifest import provenance
-from compiler.emit.waves import SKIP_DRY_RUN, WAVES
+from compiler.emit.waves import WAVES
 from compiler.ir import GrantedTeam, ResolvedCluster
+from compiler.ir.sync_options import SKIP_DRY_RUN
 from compiler.kueue_versions import kueue_release
 from compiler.model.policy import PriorityLadder
 from compiler.quantity import format_bytes, format_decimal

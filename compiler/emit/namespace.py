@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from compiler.emit.manifest import Manifest, provenance
 from compiler.emit.view import ClusterView
-from compiler.emit.waves import KEEP_ON_REMOVAL, WAVES
+from compiler.emit.waves import WAVES
 from compiler.ir import TEAM_LABEL
+from compiler.ir.sync_options import KEEP_ON_REMOVAL
 
 WAVE_NAMESPACES = WAVES["Namespace"]
 """DeviceClasses the driver installs itself; quota 0 so no team bypasses the tiers."""

@@ -41,12 +41,3 @@ WAVES: dict[str, int] = {
     "Workload": WAVE_CONSUMABLES,
 }
 """Each synced kind's wave; a test checks every emitted object carries its kind's wave."""
-
-SYNC_OPTIONS = "argocd.argoproj.io/sync-options"
-SKIP_DRY_RUN = {SYNC_OPTIONS: "SkipDryRunOnMissingResource=true"}
-"""For objects whose API may not be served yet when Argo CD dry-runs the sync: Kueue's CRDs
-(installed with Kueue) and DeviceTaintRule (an alpha or off-by-default API before 1.37)."""
-KEEP_ON_REMOVAL = {SYNC_OPTIONS: "Delete=false,Prune=false"}
-"""For Namespaces: Argo CD neither prunes one that leaves the policy nor deletes it with the
-Application, since that would delete every workload in it. The Application shows it OutOfSync
-(requires pruning) and the report says it leaves management; the platform deletes it by hand."""

@@ -14,8 +14,8 @@ from enum import IntEnum
 
 import yaml
 
-from compiler.emit.waves import SYNC_OPTIONS
 from compiler.ir import ClusterPlan, GuaranteeKey
+from compiler.ir.sync_options import SYNC_OPTIONS, kept_on_removal
 from compiler.report.diff import FileChange, group_of
 from compiler.report.mig import MigChange, configs_text
 
@@ -199,7 +199,7 @@ def _object(text: str) -> tuple[ObjectId, bool] | None:
         str(metadata.get("namespace") or ""),
         str(metadata.get("name", "")),
     )
-    return found, "Prune=false" in options.split(",")
+    return found, kept_on_removal(options)
 
 
 def _objects(texts: Mapping[str, str], listed: Sequence[str], prefix: str) -> dict[ObjectId, bool]:
