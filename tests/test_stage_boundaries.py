@@ -41,21 +41,12 @@ UPSTREAM: dict[str, tuple[str, str]] = {
 # (importing module, imported module): today's crossings, to be removed as code moves to ir.
 KNOWN_VIOLATIONS: frozenset[tuple[str, str]] = frozenset(
     {
-        ("compiler.emit.admission", "compiler.model.fleet"),
-        ("compiler.emit.admission", "compiler.model.grant"),
-        ("compiler.emit.admission", "compiler.model.policy"),
         ("compiler.emit.admission", "compiler.resolve.gpu_nodes"),
-        ("compiler.emit.argocd", "compiler.model.policy"),
-        ("compiler.emit.default_priority", "compiler.model.policy"),
         ("compiler.emit.default_priority", "compiler.resolve.ladder"),
         ("compiler.emit.gpu_nodes", "compiler.resolve.gpu_nodes"),
         ("compiler.emit.kubeletconfiguration", "compiler.resolve.gpu_nodes"),
-        ("compiler.emit.kueue", "compiler.model.policy"),
         ("compiler.emit.resourceclaim", "compiler.resolve.sharing"),
         ("compiler.emit.resourceflavor", "compiler.resolve.gpu_nodes"),
-        ("compiler.emit.resourcequota", "compiler.model.policy"),
-        ("compiler.emit.rolebinding", "compiler.model.fleet"),
-        ("compiler.report.markdown", "compiler.model.policy"),
     }
 )
 

@@ -36,9 +36,8 @@ from compiler.emit.admission_workloads import (
 from compiler.emit.manifest import MANAGED_BY, SOURCE_ANNOTATION, SYNC_WAVE, Manifest
 from compiler.emit.waves import WAVES
 from compiler.ir import TEAM_LABEL, GrantedTeam, ResolvedCluster
-from compiler.model.fleet import FleetSpec, SystemNamespaces
-from compiler.model.grant import Allowances
-from compiler.model.policy import Fleet
+from compiler.ir.policy import Fleet
+from compiler.ir.settings import FleetSettings
 from compiler.resolve.gpu_nodes import (
     dra_extended_resources,
     namespace_node_taints,
@@ -59,11 +58,6 @@ RULE_FAMILIES = (
     unowned_claims,
     gpu_node_tolerations,
 )
-DEFAULT_DEVICE_PLUGIN_RESOURCES: list[str] = list(
-    FleetSpec.model_fields["device_plugin_resources"].default
-)
-DEFAULT_GPU_RUNTIME_CLASSES: list[str] = list(FleetSpec.model_fields["gpu_runtime_classes"].default)
-DEFAULT_GPU_ENVIRONMENT: list[str] = list(FleetSpec.model_fields["gpu_environment"].default)
 MIG_RESOURCE_PREFIX = "nvidia.com/mig-"
 """The NVIDIA device plugin's resource per MIG profile (its `mixed` strategy)."""
 WHOLE_DOMAIN = "/*"
@@ -84,8 +78,8 @@ def entitlements(
     templates: dict[str, list[str]] = defaultdict(list)
     for template in claims:
         templates[str(template.namespace)].append(template.name)
-    spec = fleet.spec if fleet else None
-    plugin = spec.device_plugin_resources if spec else DEFAULT_DEVICE_PLUGIN_RESOURCES
+    settings = FleetSettings(fleet)
+    plugin = settings.device_plugin_resources
     domains = sorted({p.removesuffix("*") for p in plugin if p.endswith(WHOLE_DOMAIN)})
 
     def in_a_domain(name: str) -> bool:
@@ -101,7 +95,6 @@ def entitlements(
     served_by_dra = {
         name for t in cluster.tiers if (name := t.tier.spec.extended_resource_name) is not None
     }
-    system = spec.system_namespaces if spec else SystemNamespaces()
     driver_classes = DRIVER_CLASSES.get(cluster.cluster.spec.driver, ())
     return Entitlements(
         teams={ns: team.name for team in cluster.teams for ns in team.spec.namespaces},
@@ -119,14 +112,12 @@ def entitlements(
         ),
         device_plugin_domains=domains,
         served_by_dra=sorted(name for name in served_by_dra if in_a_domain(name)),
-        gpu_runtime_classes=sorted(
-            spec.gpu_runtime_classes if spec else DEFAULT_GPU_RUNTIME_CLASSES
-        ),
-        gpu_environment=sorted(spec.gpu_environment if spec else DEFAULT_GPU_ENVIRONMENT),
-        allowances={t.name: a for t in cluster.teams if (a := _allowances(t.spec.allow))},
+        gpu_runtime_classes=sorted(settings.gpu_runtime_classes),
+        gpu_environment=sorted(settings.gpu_environment),
+        allowances={t.name: a for t in cluster.teams if (a := t.spec.allow.granted())},
         gpu_classes={c: "driver" for c in driver_classes} | {t.name: "tier" for t in cluster.tiers},
-        system_namespaces=sorted({*system.model_dump().values(), KUBE_SYSTEM}),
-        deny_unowned_claims=spec.deny_unowned_claims if spec else False,
+        system_namespaces=sorted({*settings.system_namespaces, KUBE_SYSTEM}),
+        deny_unowned_claims=settings.deny_unowned_claims,
         claim_api=cluster.target.dra_api.removeprefix(f"{DRA_GROUP}/"),
         node_taints=[{**t.model_dump(), "name": str(t)} for t in node_taints(cluster)],
         node_tolerations={
@@ -142,12 +133,6 @@ def entitlements(
         ),
         dra_extended_resources=dra_extended_resources(cluster),
     )
-
-
-def _allowances(allow: Allowances) -> list[str]:
-    """The ways around DRA a grant allows, named as in the grant (`gpuEnvironment`)."""
-    fields = Allowances.model_fields
-    return sorted(field.alias or name for name, field in fields.items() if getattr(allow, name))
 
 
 def _exists_grants(team: GrantedTeam) -> dict[str, list[str]]:

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 
 from compiler.emit.manifest import Manifest, NamedFile, provenance
 from compiler.emit.render import render
-from compiler.model.policy import Fleet
+from compiler.ir.policy import Fleet
 
 ARGOCD_DIR = "argocd"
 CMP_DIR = f"{ARGOCD_DIR}/cmp"

@@ -17,7 +17,7 @@ from compiler.cel.literal import cel_literal
 from compiler.emit.admission import mutating_policy
 from compiler.emit.manifest import Manifest
 from compiler.ir import ResolvedCluster
-from compiler.model.policy import PriorityLadder
+from compiler.ir.policy import PriorityLadder
 from compiler.resolve.ladder import team_default
 from compiler.versions import Feature
 

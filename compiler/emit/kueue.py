@@ -21,9 +21,9 @@ from compiler.emit.kueue_quota import Group
 from compiler.emit.manifest import provenance
 from compiler.emit.waves import WAVES
 from compiler.ir import GrantedTeam, ResolvedCluster
+from compiler.ir.policy import PriorityLadder
 from compiler.ir.sync_options import SKIP_DRY_RUN
 from compiler.kueue_versions import kueue_release
-from compiler.model.policy import PriorityLadder
 from compiler.quantity import format_bytes, format_decimal
 
 

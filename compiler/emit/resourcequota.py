@@ -11,7 +11,7 @@ from compiler.emit.qos import cpu_quantity, namespace_host_quotas
 from compiler.emit.view import ClusterView
 from compiler.emit.waves import WAVES
 from compiler.ir import TEAM_LABEL, ResolvedCluster
-from compiler.model.policy import PriorityLadder
+from compiler.ir.policy import PriorityLadder
 from compiler.quantity import format_bytes
 
 WAVE_QUOTAS = WAVES["ResourceQuota"]

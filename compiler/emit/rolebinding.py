@@ -13,17 +13,15 @@ from compiler.emit.manifest import Manifest, provenance
 from compiler.emit.view import ClusterView
 from compiler.emit.waves import WAVES
 from compiler.ir import TEAM_LABEL
-from compiler.model.fleet import FleetSpec
+from compiler.ir.settings import FleetSettings
 
 BINDING_NAME = "gpufleet-team"
 WAVE = WAVES["RoleBinding"]
-DEFAULT_TEAM_ROLE: str = FleetSpec.model_fields["team_role"].default
 
 
 def emit(view: ClusterView) -> list[Manifest]:
     """A RoleBinding per namespace of every team whose grant declares its group."""
-    fleet = view.fleet.fleet
-    role = fleet.spec.team_role if fleet is not None else DEFAULT_TEAM_ROLE
+    role = FleetSettings(view.fleet.fleet).team_role
     return [
         Manifest(
             kind="RoleBinding",

@@ -98,6 +98,12 @@ class Allowances(Strict):
     """The fleet's GPU runtime classes (`runtimeClassName: nvidia`), which hand a pod every GPU
     of its node."""
 
+    def granted(self) -> list[str]:
+        """The ways around DRA allowed, named as the grant writes them (`gpuEnvironment`),
+        sorted."""
+        fields = type(self).model_fields
+        return sorted(field.alias or name for name, field in fields.items() if getattr(self, name))
+
 
 class TeamGrantSpec(Strict):
     """What one team may have."""

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from compiler.diagnostics import CODES, Diagnostic
 from compiler.ir import ClusterPlan, ResolvedCluster, ResolvedFleet
-from compiler.model.policy import PolicyObject
+from compiler.ir.policy import PolicyObject
 from compiler.report.compare import fleet_changes
 from compiler.report.diff import FileChange
 from compiler.report.hurt import Hurt, drains, what_can_hurt
