@@ -41,12 +41,7 @@ UPSTREAM: dict[str, tuple[str, str]] = {
 # (importing module, imported module): today's crossings, to be removed as code moves to ir.
 KNOWN_VIOLATIONS: frozenset[tuple[str, str]] = frozenset(
     {
-        ("compiler.emit.admission", "compiler.resolve.gpu_nodes"),
-        ("compiler.emit.default_priority", "compiler.resolve.ladder"),
-        ("compiler.emit.gpu_nodes", "compiler.resolve.gpu_nodes"),
-        ("compiler.emit.kubeletconfiguration", "compiler.resolve.gpu_nodes"),
         ("compiler.emit.resourceclaim", "compiler.resolve.sharing"),
-        ("compiler.emit.resourceflavor", "compiler.resolve.gpu_nodes"),
     }
 )
 

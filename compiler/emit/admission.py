@@ -38,12 +38,6 @@ from compiler.emit.waves import WAVES
 from compiler.ir import TEAM_LABEL, GrantedTeam, ResolvedCluster
 from compiler.ir.policy import Fleet
 from compiler.ir.settings import FleetSettings
-from compiler.resolve.gpu_nodes import (
-    dra_extended_resources,
-    namespace_node_taints,
-    node_taints,
-    tainted_node_names,
-)
 from compiler.versions import ADMISSION_GROUP, DRA_GROUP
 
 ADMISSION_API = f"{ADMISSION_GROUP}/v1"
@@ -119,19 +113,19 @@ def entitlements(
         system_namespaces=sorted({*settings.system_namespaces, KUBE_SYSTEM}),
         deny_unowned_claims=settings.deny_unowned_claims,
         claim_api=cluster.target.dra_api.removeprefix(f"{DRA_GROUP}/"),
-        node_taints=[{**t.model_dump(), "name": str(t)} for t in node_taints(cluster)],
+        node_taints=[{**t.model_dump(), "name": str(t)} for t in cluster.node_taints],
         node_tolerations={
-            ns: [str(t) for t in taints] for ns, taints in namespace_node_taints(cluster).items()
+            ns: [str(t) for t in taints] for ns, taints in cluster.namespace_node_taints.items()
         },
         gpu_nodes=[
             {"pool": n.pool, "prefix": n.prefix, "suffix": n.suffix}
-            for n in tainted_node_names(cluster)
+            for n in cluster.tainted_node_names
             if n.listed is None
         ],
         gpu_node_names=dict(
-            sorted((name, n.pool) for n in tainted_node_names(cluster) for name in n.listed or ())
+            sorted((name, n.pool) for n in cluster.tainted_node_names for name in n.listed or ())
         ),
-        dra_extended_resources=dra_extended_resources(cluster),
+        dra_extended_resources=list(cluster.dra_extended_resources),
     )
 
 

@@ -16,9 +16,7 @@ from __future__ import annotations
 from compiler.cel.literal import cel_literal
 from compiler.emit.admission import mutating_policy
 from compiler.emit.manifest import Manifest
-from compiler.ir import ResolvedCluster
-from compiler.ir.policy import PriorityLadder
-from compiler.resolve.ladder import team_default
+from compiler.ir import ResolvedCluster, ResolvedFleet
 from compiler.versions import Feature
 
 POLICY_NAME = "gpufleet-default-priority"
@@ -35,15 +33,16 @@ _MUTATION = (
 )
 
 
-def default_priority(cluster: ResolvedCluster, ladder: PriorityLadder | None) -> list[Manifest]:
+def default_priority(cluster: ResolvedCluster, fleet: ResolvedFleet) -> list[Manifest]:
     """The default-priority policy and its binding; none where no team has a default or the
     cluster does not serve MutatingAdmissionPolicy."""
+    ladder = fleet.ladder
     if ladder is None or not cluster.serves(Feature.MUTATING_ADMISSION_POLICY):
         return []
     defaults = {
         namespace: level
         for team in cluster.teams
-        if (level := team_default(team, ladder)) is not None
+        if (level := fleet.team_default(team)) is not None
         for namespace in team.spec.namespaces
     }
     if not defaults:

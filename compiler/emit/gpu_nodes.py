@@ -19,7 +19,6 @@ from compiler.emit.admission import mutating_policy
 from compiler.emit.admission_nodes import TOLERATES, claims_devices
 from compiler.emit.manifest import Manifest
 from compiler.ir import ResolvedCluster
-from compiler.resolve.gpu_nodes import dra_extended_resources, namespace_node_taints
 from compiler.versions import Feature
 
 POLICY_NAME = "gpufleet-gpu-node-toleration"
@@ -50,7 +49,7 @@ def gpu_node_toleration(cluster: ResolvedCluster) -> list[Manifest]:
     node taint or the cluster does not serve MutatingAdmissionPolicy."""
     if not cluster.serves(Feature.MUTATING_ADMISSION_POLICY):
         return []
-    allowed = namespace_node_taints(cluster)
+    allowed = cluster.namespace_node_taints
     if not allowed:
         return []
     tolerations = {
@@ -62,7 +61,9 @@ def gpu_node_toleration(cluster: ResolvedCluster) -> list[Manifest]:
         [f"{cluster.cluster.source.origin}#spec.nodePools", *(f"{o}#quotas" for o in origins)]
     )
     values = {
-        "match_conditions": [("claims-devices", claims_devices(dra_extended_resources(cluster)))],
+        "match_conditions": [
+            ("claims-devices", claims_devices(list(cluster.dra_extended_resources)))
+        ],
         "variables": [("tolerations", cel_literal(tolerations)), ("needed", _NEEDED)],
         "patch_type": "JSONPatch",
         "mutations": [_MUTATION],

@@ -10,7 +10,6 @@ from compiler.emit.qos import cpu_quantity
 from compiler.emit.render import Block
 from compiler.emit.view import ClusterView
 from compiler.quantity import format_bytes
-from compiler.resolve.gpu_nodes import pool_taint
 from compiler.versions import Feature, target
 
 KUBELET_DROPIN = "50-gpufleet.conf"
@@ -55,7 +54,7 @@ def emit(view: ClusterView) -> list[Manifest]:
         or kubelet.eviction_hard_memory is not None
         or any(r.cpu is not None or r.memory is not None for r in reservations)
     )
-    if not settings and all(pool_taint(pool) is None for pool in cluster.pools):
+    if not settings and all(pool.node_taint is None for pool in cluster.pools):
         return []
     row = target(cluster.cluster.spec.kubernetes_version)
 
@@ -88,7 +87,7 @@ def emit(view: ClusterView) -> list[Manifest]:
     }
     files: list[Manifest] = []
     for pool in cluster.pools:
-        taint = pool_taint(pool)
+        taint = pool.node_taint
         if not settings and taint is None:
             continue
         manifest = NamedFile(

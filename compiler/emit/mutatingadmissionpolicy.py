@@ -13,6 +13,6 @@ from compiler.emit.view import ClusterView
 def emit(view: ClusterView) -> list[Manifest]:
     """The cluster's mutating policies and bindings."""
     return [
-        *default_priority(view.cluster, view.fleet.ladder),
+        *default_priority(view.cluster, view.fleet),
         *gpu_node_toleration(view.cluster),
     ]

@@ -7,7 +7,6 @@ from compiler.emit.kueue import kueue_annotations, kueue_api
 from compiler.emit.manifest import Manifest
 from compiler.emit.view import ClusterView
 from compiler.ir import HOST_FLAVOR
-from compiler.resolve.gpu_nodes import tier_node_taints
 
 
 def emit(view: ClusterView) -> list[Manifest]:
@@ -27,7 +26,7 @@ def emit(view: ClusterView) -> list[Manifest]:
         )
         for flavor, source, clause, taints in [
             *(
-                (t.name, t.tier.source.origin, "metadata.name", tier_node_taints(cluster, t.name))
+                (t.name, t.tier.source.origin, "metadata.name", cluster.tier_node_taints(t.name))
                 for t in cluster.tiers
             ),
             (HOST_FLAVOR, cluster.cluster.source.origin, "spec.kueue", []),

@@ -1,4 +1,8 @@
-"""The resolved fleet: inventory expanded, selectors evaluated, references checked."""
+"""The resolved fleet: inventory expanded, selectors evaluated, references checked.
+
+Facts derived from it that several stages read (a cluster's GPU node taints and who tolerates
+them, its GPU node names, a team's default priority) are members here, computed once.
+"""
 
 from __future__ import annotations
 
@@ -9,13 +13,16 @@ from compiler.catalog import GpuModel
 from compiler.diagnostics import Diagnostic, Span
 from compiler.ir.devices import DeviceKind
 from compiler.ir.keys import GuaranteeKey
+from compiler.ir.node_names import NodeNames, fixed_prefix, fixed_suffix, name_pattern
 from compiler.ir.policy import (
     Cluster,
     DeviceTaint,
     Fleet,
     GpuTier,
     NodePool,
+    NodeTaint,
     PriorityLadder,
+    PriorityLevel,
     Toleration,
 )
 from compiler.ir.suppressions import Silenced
@@ -54,6 +61,11 @@ class ResolvedPool:
     def gpus(self) -> int:
         """Physical GPUs in the pool."""
         return self.pool.nodes * self.pool.gpus_per_node
+
+    @property
+    def node_taint(self) -> NodeTaint | None:
+        """The taint the pool's nodes register with, if any."""
+        return self.pool.node_taint
 
 
 @dataclass(frozen=True)
@@ -202,6 +214,71 @@ class ResolvedCluster:
         """The Kubernetes node name (and DRA pool name) of node `index` of `pool`."""
         return pool.pool.node_name(self.name, index)
 
+    # GPU nodes kept for GPU work. A pool's node taint (`nodeTaint`, by default
+    # `gpufleet.dev/gpu=present:NoSchedule`) keeps every pod that does not tolerate it off the
+    # pool's nodes. The pods that may tolerate it are those that claim devices in a namespace
+    # holding quota for a tier with devices in the pool: the solver counts a GPU node's CPU and
+    # memory for the pods of its GPUs (hostMemoryPerGpu, cpuPerGpu), which holds only while
+    # nothing else runs there. The kubelet drop-ins, the Kueue flavors and the admission
+    # policies all read these members, so all three say the same.
+
+    def tier_node_taints(self, tier: str) -> list[NodeTaint]:
+        """The distinct node taints of the pools a tier takes devices from, in pool order."""
+        pools = {kind.pool for kind in self.tier(tier).kinds}
+        found: list[NodeTaint] = []
+        for pool in self.pools:
+            taint = pool.node_taint
+            if pool.pool.name in pools and taint is not None and taint not in found:
+                found.append(taint)
+        return found
+
+    @cached_property
+    def node_taints(self) -> tuple[NodeTaint, ...]:
+        """Every distinct node taint of the cluster's pools, in pool order."""
+        found: list[NodeTaint] = []
+        for pool in self.pools:
+            taint = pool.node_taint
+            if taint is not None and taint not in found:
+                found.append(taint)
+        return tuple(found)
+
+    @cached_property
+    def namespace_node_taints(self) -> dict[str, tuple[NodeTaint, ...]]:
+        """Per team namespace holding device quota: the node taints its pods that claim
+        devices may tolerate (those of the pools its tiers take devices from)."""
+        found: dict[str, list[NodeTaint]] = {}
+        for guarantee in self.guarantees:
+            if guarantee.limit <= 0:
+                continue
+            held = found.setdefault(guarantee.namespace, [])
+            for taint in self.tier_node_taints(guarantee.tier):
+                if taint not in held:
+                    held.append(taint)
+        return {namespace: tuple(taints) for namespace, taints in sorted(found.items()) if taints}
+
+    @cached_property
+    def dra_extended_resources(self) -> tuple[str, ...]:
+        """The extended resources the cluster's tiers serve through DRA: a pod asking for one
+        gets its devices from a claim the scheduler makes, with no `spec.resourceClaims`."""
+        return tuple(sorted({n for t in self.tiers if (n := t.tier.spec.extended_resource_name)}))
+
+    @cached_property
+    def tainted_node_names(self) -> tuple[NodeNames, ...]:
+        """How the nodes of each tainted pool are named, by pool name: the names it lists, or
+        the text before the first `{index}` of its `nodeNames` and after the last (a pod naming
+        such a node in `spec.nodeName` skips the scheduler, and so every NoSchedule taint)."""
+        found = []
+        for pool in sorted(self.pools, key=lambda p: p.pool.name):
+            name, names = pool.pool.name, pool.pool.node_names
+            if pool.node_taint is None:
+                continue
+            if isinstance(names, str):
+                pattern = name_pattern(names, self.name, name)
+                found.append(NodeNames(name, fixed_prefix(pattern), fixed_suffix(pattern)))
+            else:
+                found.append(NodeNames(name, "", "", names))
+        return tuple(found)
+
 
 @dataclass(frozen=True)
 class ResolvedFleet:
@@ -216,3 +293,14 @@ class ResolvedFleet:
     suppressions: tuple[Silenced, ...] = ()
     """The fleet's suppressions, each with the warnings it silenced (kept out of
     `warnings`), in the order the Fleet lists them."""
+
+    def team_default(self, team: GrantedTeam) -> PriorityLevel | None:
+        """The level a pod of the team that names no PriorityClass gets: the team's
+        `defaultPriority`, else its lowest priority; None when the team may use none."""
+        if self.ladder is None:
+            return None
+        allowed = [level for level in self.ladder.spec.levels if level.name in team.spec.priorities]
+        chosen = team.spec.default_priority
+        if chosen is not None:
+            return next((level for level in allowed if level.name == chosen), None)
+        return min(allowed, key=lambda level: (level.value, level.name), default=None)

@@ -10,10 +10,10 @@ stages after resolve see the policy language only as the IR hands it over
 """
 
 from compiler.model.base import PolicyObject
-from compiler.model.cluster import Cluster, Kubelet, NodePool
+from compiler.model.cluster import Cluster, Kubelet, NodePool, NodeTaint
 from compiler.model.fleet import Fleet, FleetSpec
 from compiler.model.grant import Allowances, PodSecurityLevel, TeamGrant
-from compiler.model.priority import PriorityLadder
+from compiler.model.priority import PriorityLadder, PriorityLevel
 from compiler.model.suppression import Suppression
 from compiler.model.taint import DeviceTaint
 from compiler.model.team import MemoryQoS, SharedClaim, Team, Toleration
@@ -29,9 +29,11 @@ __all__ = [
     "Kubelet",
     "MemoryQoS",
     "NodePool",
+    "NodeTaint",
     "PodSecurityLevel",
     "PolicyObject",
     "PriorityLadder",
+    "PriorityLevel",
     "SharedClaim",
     "Suppression",
     "Team",

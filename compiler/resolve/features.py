@@ -15,7 +15,6 @@ from compiler.diagnostics import Diagnostic, Span
 from compiler.ir import ResolvedCluster
 from compiler.ir.claims import cluster_tolerations, quota_fallbacks, usable_fallbacks
 from compiler.resolve.check import cluster_check
-from compiler.resolve.gpu_nodes import namespace_node_taints
 from compiler.versions import (
     OBJECT_FEATURES,
     Feature,
@@ -120,7 +119,7 @@ def feature_uses(cluster: ResolvedCluster) -> list[Use]:
                 )
             )
     tainted = [i for i, p in enumerate(cluster.cluster.spec.node_pools) if p.node_taint]
-    if tainted and namespace_node_taints(cluster):
+    if tainted and cluster.namespace_node_taints:
         uses.append(
             Use(
                 Feature.MUTATING_ADMISSION_POLICY,

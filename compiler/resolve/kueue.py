@@ -8,7 +8,6 @@ from collections.abc import Iterator
 from compiler.diagnostics import Diagnostic
 from compiler.ir import HOST_FLAVOR, ResolvedCluster
 from compiler.resolve.check import cluster_check
-from compiler.resolve.gpu_nodes import tier_node_taints
 
 MAX_RESOURCE_GROUPS = 16
 """Kueue: at most 16 resource groups per ClusterQueue or Cohort."""
@@ -43,7 +42,7 @@ def check_kueue(cluster: ResolvedCluster) -> Iterator[Diagnostic]:
             ("rename the tier",),
         )
     for tier in cluster.tiers:
-        taints = tier_node_taints(cluster, tier.name)
+        taints = cluster.tier_node_taints(tier.name)
         if len(taints) > KUEUE_FLAVOR_TAINTS:
             yield Diagnostic(
                 "GF227",

@@ -5,8 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from compiler.diagnostics import Diagnostic
-from compiler.ir import GrantedTeam
-from compiler.model.policy import PriorityLadder, PriorityLevel
 from compiler.resolve.check import FleetFacts, fleet_check
 
 
@@ -55,15 +53,3 @@ def check_ladder(facts: FleetFacts) -> Iterator[Diagnostic]:
                     "`defaultPriority` (by default its lowest priority)",
                 ),
             )
-
-
-def team_default(team: GrantedTeam, ladder: PriorityLadder | None) -> PriorityLevel | None:
-    """The level a pod of the team that names no PriorityClass gets: the team's
-    `defaultPriority`, else its lowest priority; None when the team may use none."""
-    if ladder is None:
-        return None
-    allowed = [level for level in ladder.spec.levels if level.name in team.spec.priorities]
-    chosen = team.spec.default_priority
-    if chosen is not None:
-        return next((level for level in allowed if level.name == chosen), None)
-    return min(allowed, key=lambda level: (level.value, level.name), default=None)

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from compiler.diagnostics import Diagnostic, Problems
+from compiler.ir.node_names import INDEX, fixed_prefix, fixed_suffix, name_pattern
 from compiler.model.policy import Cluster, NodePool
 
-INDEX = "{index}"
 _INDEX_DIGITS = "(?P<index>0|[1-9][0-9]*)"
 """How `{index}` is written in a name: a decimal number without leading zeros."""
 
@@ -39,20 +39,17 @@ class PoolNodeNames:
         if self.pool.listed_names is not None:
             return None
         assert isinstance(self.pool.node_names, str)
-        return self.pool.node_names.replace("{cluster}", self.cluster).replace(
-            "{pool}", self.pool.name
-        )
+        return name_pattern(self.pool.node_names, self.cluster, self.pool.name)
 
     @property
     def prefix(self) -> str:
         """The fixed text before the first `{index}` of the pattern (every name starts so)."""
-        return (self.pattern or "").partition(INDEX)[0]
+        return fixed_prefix(self.pattern or "")
 
     @property
     def suffix(self) -> str:
         """The fixed text after the last `{index}` of the pattern (every name ends so)."""
-        pattern = self.pattern or ""
-        return pattern.rpartition(INDEX)[2] if INDEX in pattern else ""
+        return fixed_suffix(self.pattern or "")
 
     @cached_property
     def _expression(self) -> re.Pattern[str] | None:

@@ -16,7 +16,6 @@ import yaml
 
 from compiler.ir import GrantedTeam, ResolvedCluster
 from compiler.model.policy import PriorityLadder
-from compiler.resolve.gpu_nodes import namespace_node_taints, tainted_node_names
 
 NOT_GRANTED_TAINT = "gpufleet.dev/e2e-never-granted"
 DRA_ONLY = "gpufleet-dra-only"
@@ -239,7 +238,7 @@ def _gpu_node_rows(
     """GPU nodes kept for GPU work: a pod that claims a device of the namespace gets the
     toleration of its GPU nodes' taint (where the cluster serves MutatingAdmissionPolicy); a
     pod that claims nothing may neither tolerate the taint nor name a GPU node."""
-    taints = namespace_node_taints(cluster).get(namespace, [])
+    taints = cluster.namespace_node_taints.get(namespace, ())
     own = templates(tree, namespace)
     if not taints or not own:
         return
@@ -282,7 +281,7 @@ def _gpu_node_rows(
         (GPU_NODES, "but claims no device"),
         dry_run=True,
     )
-    node = tainted_node_names(cluster)[0]
+    node = cluster.tainted_node_names[0]
     yield Row(
         team.name,
         namespace,

@@ -19,7 +19,6 @@ from compiler.emit.kueue_quota import cohort_groups
 from compiler.ir import HOST_FLAVOR, ClusterPlan, ResolvedCluster
 from compiler.kueue_versions import KUEUE_RELEASES
 from compiler.pipeline import check_policies
-from compiler.resolve.gpu_nodes import tier_node_taints
 from tests.e2e import kueue_manager
 from tests.e2e.admission_table import templates
 from tests.e2e.control_plane import Cluster, apply_in_waves, bind_teams, control_plane
@@ -161,7 +160,7 @@ def _every_team_at_its_guarantee(
         # the tier's flavor tolerates its GPU nodes' taint, and Kueue gives the started job it
         wanted = [
             {"operator": "Equal", **t.model_dump()}
-            for t in tier_node_taints(resolved, guarantee.tier)
+            for t in resolved.tier_node_taints(guarantee.tier)
         ]
         started = _started_template(cluster, guarantee.namespace, name)
         assert all(t in started.get("tolerations", []) for t in wanted), (guarantee.key, started)
