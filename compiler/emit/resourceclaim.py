@@ -16,7 +16,7 @@ from compiler.emit.view import ClusterView
 from compiler.emit.waves import WAVES
 from compiler.ir import TEAM_LABEL, TIER_LABEL
 from compiler.ir.claims import cluster_tolerations
-from compiler.resolve.sharing import shared_claims
+from compiler.ir.shared_claims import shared_claims
 
 
 def emit(view: ClusterView) -> list[Manifest]:

@@ -13,68 +13,17 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterator
-from dataclasses import dataclass
 
 from compiler.catalog.driver import NVIDIA_DRIVER
 from compiler.diagnostics import Diagnostic
-from compiler.ir import GrantedTeam, ResolvedCluster
-from compiler.model.team import SharedClaim
+from compiler.ir import ResolvedCluster
+from compiler.ir.shared_claims import PlacedClaim, claim_namespace, held_limit, shared_claims
 from compiler.resolve.check import FleetFacts, cluster_check, fleet_check
 
 SHARING_GATES = {"TimeSlicing": "TimeSlicingSettings", "MPS": "MPSSupport"}
 """The NVIDIA DRA driver's feature gate for each sharing strategy (alpha, off by default;
 kubernetes-sigs/dra-driver-nvidia-gpu pkg/featuregates, api/nvidia.com/resource/v1beta1
 validate.go): without it the driver refuses the strategy when it prepares the claim."""
-
-
-@dataclass(frozen=True)
-class PlacedClaim:
-    """A team's shared claim as one cluster gets it."""
-
-    team: GrantedTeam
-    index: int
-    claim: SharedClaim
-    namespace: str
-
-    @property
-    def key(self) -> str:
-        """`<team>/<namespace>/<claim>`, for sorting."""
-        return f"{self.team.name}/{self.namespace}/{self.claim.name}"
-
-    def path(self, field: str) -> tuple[str | int, ...]:
-        """Where `field` of the claim is written in the team's file."""
-        return ("spec", "sharedClaims", self.index, field)
-
-
-def claim_namespace(team: GrantedTeam, claim: SharedClaim) -> str | None:
-    """The namespace a shared claim lives in (None: unknown, reported by check_shared_claims)."""
-    if claim.namespace is not None:
-        return claim.namespace if claim.namespace in team.spec.namespaces else None
-    return team.spec.namespaces[0] if len(team.spec.namespaces) == 1 else None
-
-
-def shared_claims(cluster: ResolvedCluster) -> list[PlacedClaim]:
-    """The shared claims the cluster gets: those of its teams whose namespace holds quota for
-    the claim's tier there (and, when the claim lists clusters, in those only)."""
-    placed = []
-    for team in cluster.teams:
-        for index, claim in enumerate(team.spec.shared_claims):
-            namespace = claim_namespace(team, claim)
-            if namespace is None:
-                continue
-            if claim.clusters is not None and cluster.name not in claim.clusters:
-                continue
-            if _held_limit(cluster, team, namespace, claim.tier) > 0:
-                placed.append(PlacedClaim(team, index, claim, namespace))
-    return sorted(placed, key=lambda p: p.key)
-
-
-def _held_limit(cluster: ResolvedCluster, team: GrantedTeam, namespace: str, tier: str) -> int:
-    return sum(
-        g.limit
-        for g in cluster.guarantees
-        if g.team is team and g.namespace == namespace and g.tier == tier
-    )
 
 
 @cluster_check("GF240", "GF242", "GF608")
@@ -91,7 +40,7 @@ def check_sharing(cluster: ResolvedCluster) -> Iterator[Diagnostic]:
             listed = claim.clusters is not None and cluster.name in claim.clusters
             if namespace is None or not listed:
                 continue
-            if _held_limit(cluster, team, namespace, claim.tier) == 0:
+            if held_limit(cluster, team, namespace, claim.tier) == 0:
                 yield Diagnostic(
                     "GF240",
                     f"team {team.name!r}: shared claim {claim.name!r} asks for tier "
@@ -122,7 +71,7 @@ def check_sharing(cluster: ResolvedCluster) -> Iterator[Diagnostic]:
     for (_, namespace, tier), claims in sorted(devices.items()):
         team = claims[0].team
         total = sum(c.claim.devices for c in claims)
-        limit = _held_limit(cluster, team, namespace, tier)
+        limit = held_limit(cluster, team, namespace, tier)
         if total > limit:
             yield Diagnostic(
                 "GF240",
