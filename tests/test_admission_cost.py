@@ -27,7 +27,6 @@ from compiler.cel.shapes import Shape
 from compiler.emit import admission
 from compiler.emit.admission_cost import PolicyCost, policy_cost
 from compiler.emit.admission_rules import PolicyRule
-from compiler.emit.resourceclaimtemplate import claim_templates
 from compiler.pipeline import Compiled, compile_policies
 from tests.admission_harness import Request
 from tests.admission_requests import claim, container, debug, exactly, first_available, pod
@@ -70,7 +69,7 @@ def compiled(root: Path) -> Compiled:
 def rules(fleet: Compiled, cluster: str) -> dict[str, PolicyRule]:
     """The cluster's policies as the emitter builds them."""
     resolved = next(c for c in fleet.fleet.clusters if c.name == cluster)
-    data = admission.entitlements(resolved, fleet.fleet.fleet, claim_templates(resolved))
+    data = admission.entitlements(resolved, fleet.fleet.fleet)
     built = (family(data) for family in admission.RULE_FAMILIES)
     return {rule.name: rule for rule in built if rule is not None}
 

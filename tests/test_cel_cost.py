@@ -41,7 +41,6 @@ from compiler.diagnostics import CompileError
 from compiler.emit import admission
 from compiler.emit.admission_cost import ADMISSION_VARIABLES, PolicyCost, policy_cost
 from compiler.emit.admission_rules import PolicyRule
-from compiler.emit.resourceclaimtemplate import claim_templates
 from compiler.pipeline import Compiled, compile_policies
 from tests.admission_harness import Request
 from tests.admission_requests import claim, container, pod, workload
@@ -159,7 +158,7 @@ def example() -> Compiled:
 @cache
 def rules(cluster: str) -> dict[str, PolicyRule]:
     resolved = next(c for c in example().fleet.clusters if c.name == cluster)
-    data = admission.entitlements(resolved, example().fleet.fleet, claim_templates(resolved))
+    data = admission.entitlements(resolved, example().fleet.fleet)
     built = (family(data) for family in admission.RULE_FAMILIES)
     return {rule.name: rule for rule in built if rule is not None}
 

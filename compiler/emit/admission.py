@@ -36,6 +36,7 @@ from compiler.emit.admission_workloads import (
 from compiler.emit.manifest import MANAGED_BY, SOURCE_ANNOTATION, SYNC_WAVE, Manifest
 from compiler.emit.waves import WAVES
 from compiler.ir import TEAM_LABEL, GrantedTeam, ResolvedCluster
+from compiler.ir.claims import claim_template_name, claim_template_sizes
 from compiler.ir.policy import Fleet
 from compiler.ir.settings import FleetSettings
 from compiler.versions import ADMISSION_GROUP, DRA_GROUP
@@ -61,17 +62,16 @@ NAMESPACE_NAME = "kubernetes.io/metadata.name"
 """The label the API server sets on every namespace to its name."""
 
 
-def entitlements(
-    cluster: ResolvedCluster, fleet: Fleet | None, claims: list[Manifest]
-) -> Entitlements:
-    """What the cluster's policy grants each namespace and team (`claims`: the cluster's
-    ResourceClaimTemplates)."""
+def entitlements(cluster: ResolvedCluster, fleet: Fleet | None) -> Entitlements:
+    """What the cluster's policy grants each namespace and team."""
     tiers: dict[str, set[str]] = defaultdict(set)
     for guarantee in cluster.guarantees:
         tiers[guarantee.namespace].add(guarantee.tier)
     templates: dict[str, list[str]] = defaultdict(list)
-    for template in claims:
-        templates[str(template.namespace)].append(template.name)
+    for guarantee in cluster.guarantees:
+        templates[guarantee.namespace] += [
+            claim_template_name(guarantee.tier, count) for count in claim_template_sizes(guarantee)
+        ]
     settings = FleetSettings(fleet)
     plugin = settings.device_plugin_resources
     domains = sorted({p.removesuffix("*") for p in plugin if p.endswith(WHOLE_DOMAIN)})
@@ -157,12 +157,9 @@ def _in_words(team: GrantedTeam) -> str:
     )
 
 
-def admission_manifests(
-    cluster: ResolvedCluster, fleet: Fleet | None, claims: list[Manifest]
-) -> list[Manifest]:
-    """The cluster's validating policies and their bindings (`claims`: the cluster's
-    ResourceClaimTemplates, which the policies allow by name)."""
-    data = entitlements(cluster, fleet, claims)
+def admission_manifests(cluster: ResolvedCluster, fleet: Fleet | None) -> list[Manifest]:
+    """The cluster's validating policies and their bindings."""
+    data = entitlements(cluster, fleet)
     origins = sorted({team.grant.source.origin for team in cluster.teams})
     fleet_origins = [fleet.source.origin] if fleet is not None else []
     manifests: list[Manifest] = []

@@ -4,7 +4,6 @@ namespaces, with its guarantees as nominal quota and preemption read off the pri
 from __future__ import annotations
 
 from compiler.emit.kueue import kueue_annotations, kueue_api, preemption, render_groups
-from compiler.emit.kueue_quota import team_groups
 from compiler.emit.manifest import Manifest
 from compiler.emit.view import ClusterView
 from compiler.ir import TEAM_LABEL, team_cohort
@@ -18,7 +17,7 @@ def emit(view: ClusterView) -> list[Manifest]:
         return []
     manifests = []
     for team in cluster.teams:
-        groups = team_groups(cluster, team)
+        groups = view.team_groups[team.name]
         if not groups:
             continue
         manifests.append(

@@ -4,7 +4,7 @@ equal to requests for a Guaranteed team, a burst limit for a Burstable one)."""
 from __future__ import annotations
 
 from compiler.emit.manifest import Manifest, provenance
-from compiler.emit.qos import cpu_quantity, namespace_host_quotas
+from compiler.emit.qos import cpu_quantity
 from compiler.emit.view import ClusterView
 from compiler.emit.waves import WAVES
 from compiler.ir import TEAM_LABEL
@@ -16,7 +16,7 @@ LIMIT_RANGE = "gpufleet-defaults"
 def emit(view: ClusterView) -> list[Manifest]:
     """A LimitRange per team namespace that holds device quota (beside its host quota)."""
     manifests = []
-    for held in namespace_host_quotas(view.cluster):
+    for held in view.namespace_host_quotas:
         quota = held.quota
         default = {"memory": format_bytes(quota.default_limit_memory)}
         if quota.guaranteed:

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 from compiler.emit.kueue import kueue_annotations, kueue_api
-from compiler.emit.kueue_quota import team_groups
 from compiler.emit.manifest import Manifest
 from compiler.emit.view import ClusterView
 from compiler.ir import TEAM_LABEL
@@ -32,6 +31,6 @@ def emit(view: ClusterView) -> list[Manifest]:
             ),
         )
         for team in cluster.teams
-        if team_groups(cluster, team)
+        if view.team_groups[team.name]
         for namespace in team.spec.namespaces
     ]

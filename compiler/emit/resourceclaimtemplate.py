@@ -15,7 +15,12 @@ from compiler.emit.manifest import Manifest, provenance
 from compiler.emit.view import ClusterView
 from compiler.emit.waves import WAVES
 from compiler.ir import TEAM_LABEL, TIER_LABEL, Guarantee, ResolvedCluster, TierInCluster
-from compiler.ir.claims import cluster_tolerations, usable_fallbacks
+from compiler.ir.claims import (
+    claim_template_name,
+    claim_template_sizes,
+    cluster_tolerations,
+    usable_fallbacks,
+)
 from compiler.versions import target
 
 WAVE_CLAIMS = WAVES["ResourceClaimTemplate"]
@@ -39,7 +44,8 @@ def sharing_config(tier: TierInCluster, request: str, driver: str) -> dict[str, 
     }
 
 
-def _template(cluster: ResolvedCluster, guarantee: Guarantee, count: int, gang: bool) -> Manifest:
+def _template(cluster: ResolvedCluster, guarantee: Guarantee, count: int) -> Manifest:
+    gang = count > 1
     row = target(cluster.cluster.spec.kubernetes_version)
     driver = cluster.cluster.spec.driver
     tier = cluster.tier(guarantee.tier)
@@ -59,7 +65,7 @@ def _template(cluster: ResolvedCluster, guarantee: Guarantee, count: int, gang: 
         t.model_dump(by_alias=True, exclude_none=True)
         for t in cluster_tolerations(cluster, guarantee.team.spec.tolerations)
     ]
-    name = f"{tier.name}-x{count}" if gang else tier.name
+    name = claim_template_name(tier.name, count)
     return Manifest(
         kind="ResourceClaimTemplate",
         name=name,
@@ -84,15 +90,14 @@ def _template(cluster: ResolvedCluster, guarantee: Guarantee, count: int, gang: 
 
 def claim_templates(cluster: ResolvedCluster) -> list[Manifest]:
     """For each guarantee: a one-device template, and a gang template when gang > 1."""
-    manifests = []
-    for guarantee in cluster.guarantees:
-        manifests.append(_template(cluster, guarantee, 1, gang=False))
-        if guarantee.gang > 1:
-            manifests.append(_template(cluster, guarantee, guarantee.gang, gang=True))
-    return manifests
+    return [
+        _template(cluster, guarantee, count)
+        for guarantee in cluster.guarantees
+        for count in claim_template_sizes(guarantee)
+    ]
 
 
 def emit(view: ClusterView) -> list[Manifest]:
-    """The cluster's ResourceClaimTemplates (the admission policies allow them by name, so
-    they read `claim_templates` too)."""
+    """The cluster's ResourceClaimTemplates (the admission policies allow them by name:
+    ir.claims names them for both)."""
     return claim_templates(view.cluster)

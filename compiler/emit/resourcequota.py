@@ -4,10 +4,11 @@ CPU and memory for memory QoS, and no pods of a priority class the team may not 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 
 from compiler.catalog.driver import DRIVER_CLASSES
 from compiler.emit.manifest import Manifest, provenance
-from compiler.emit.qos import cpu_quantity, namespace_host_quotas
+from compiler.emit.qos import NamespaceHostQuota, cpu_quantity
 from compiler.emit.view import ClusterView
 from compiler.emit.waves import WAVES
 from compiler.ir import TEAM_LABEL, ResolvedCluster
@@ -23,7 +24,7 @@ def emit(view: ClusterView) -> list[Manifest]:
     """Every ResourceQuota of the cluster's team namespaces."""
     return [
         *device_quotas(view.cluster),
-        *host_quotas(view.cluster),
+        *host_quotas(view.cluster, view.namespace_host_quotas),
         *priority_quotas(view.cluster, view.fleet.ladder),
     ]
 
@@ -81,10 +82,13 @@ def device_quotas(cluster: ResolvedCluster) -> list[Manifest]:
     return manifests
 
 
-def host_quotas(cluster: ResolvedCluster) -> list[Manifest]:
-    """Per team namespace that holds device quota: the host CPU and memory its devices bring."""
+def host_quotas(
+    cluster: ResolvedCluster, namespaces: Sequence[NamespaceHostQuota]
+) -> list[Manifest]:
+    """Per team namespace that holds device quota (`namespaces`, ClusterView's): the host CPU
+    and memory its devices bring."""
     manifests = []
-    for held in namespace_host_quotas(cluster):
+    for held in namespaces:
         quota = held.quota
         hard = {
             "requests.cpu": cpu_quantity(quota.requests.cpu),

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from compiler.emit.admission import admission_manifests
 from compiler.emit.manifest import Manifest
-from compiler.emit.resourceclaimtemplate import claim_templates
 from compiler.emit.view import ClusterView
 
 
 def emit(view: ClusterView) -> list[Manifest]:
     """The cluster's validating policies and bindings."""
-    return admission_manifests(view.cluster, view.fleet.fleet, claim_templates(view.cluster))
+    return admission_manifests(view.cluster, view.fleet.fleet)

@@ -1,4 +1,5 @@
-"""What a team's claim templates may offer in one cluster: fallbacks and tolerations.
+"""What a team's claim templates may offer in one cluster: fallbacks and tolerations; and
+which templates a guarantee gets, by name.
 
 Shared by the resolve checks (which warn about what is left out) and the claim emitter
 (which writes what is kept), so the two never disagree.
@@ -51,3 +52,15 @@ def cluster_tolerations(
 ) -> list[Toleration]:
     """The tolerations that match at least one device taint of the cluster, in policy order."""
     return [t for t in tolerations if any(tolerates(t, r.taint) for r in cluster.taints)]
+
+
+def claim_template_sizes(guarantee: Guarantee) -> tuple[int, ...]:
+    """The device counts of a guarantee's ResourceClaimTemplates: one device, and its gang
+    when the gang is larger than one."""
+    return (1, guarantee.gang) if guarantee.gang > 1 else (1,)
+
+
+def claim_template_name(tier: str, devices: int) -> str:
+    """A ResourceClaimTemplate's name: the tier's for one device, `<tier>-x<devices>` for a
+    gang's (the admission policies allow a namespace's templates by these names)."""
+    return f"{tier}-x{devices}" if devices > 1 else tier
