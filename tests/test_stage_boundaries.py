@@ -5,9 +5,8 @@ third-party packages, only their own package and the shared contract: `compiler.
 resolve produces and solve completes), `compiler.catalog`, `compiler.cel`, `compiler.versions`
 and `compiler.diagnostics`, plus the leaf utilities in SHARED_LEAVES and, for a module in
 UPSTREAM, the one upstream package it names with its reason. This test reads every module's
-AST (imports inside functions and `TYPE_CHECKING` blocks count too) and compares what it
-finds with KNOWN_VIOLATIONS: the imports that still cross a boundary. The list may only
-shrink: a new crossing fails, and so does an entry that no longer exists (remove it).
+AST (imports inside functions and `TYPE_CHECKING` blocks count too) and fails on any other
+import of a compiler module.
 """
 
 from __future__ import annotations
@@ -37,9 +36,6 @@ UPSTREAM: dict[str, tuple[str, str]] = {
         "model never imports ir): this one module names the types, the rest import them from it",
     ),
 }
-
-# (importing module, imported module): crossings not yet moved to ir (none left; keep it so).
-KNOWN_VIOLATIONS: frozenset[tuple[str, str]] = frozenset()
 
 
 def _module_name(path: Path) -> str:
@@ -82,11 +78,10 @@ def _all_crossings() -> set[tuple[str, str]]:
 
 
 def test_stages_import_only_the_contract() -> None:
-    found = _all_crossings()
-    new = sorted(found - KNOWN_VIOLATIONS)
-    gone = sorted(KNOWN_VIOLATIONS - found)
-    assert not new, f"imports that cross a stage boundary (import from compiler.ir instead): {new}"
-    assert not gone, f"crossings that no longer exist: remove them from KNOWN_VIOLATIONS: {gone}"
+    crossings = sorted(_all_crossings())
+    assert not crossings, (
+        f"imports that cross a stage boundary (import from compiler.ir): {crossings}"
+    )
 
 
 def test_shared_leaves_import_no_stage() -> None:

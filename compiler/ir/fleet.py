@@ -13,7 +13,7 @@ from compiler.catalog import GpuModel
 from compiler.diagnostics import Diagnostic, Span
 from compiler.ir.devices import DeviceKind
 from compiler.ir.keys import GuaranteeKey
-from compiler.ir.node_names import NodeNames, fixed_prefix, fixed_suffix, name_pattern
+from compiler.ir.node_names import NodeNames, fixed_prefix, fixed_suffix
 from compiler.ir.policy import (
     Cluster,
     DeviceTaint,
@@ -269,14 +269,13 @@ class ResolvedCluster:
         such a node in `spec.nodeName` skips the scheduler, and so every NoSchedule taint)."""
         found = []
         for pool in sorted(self.pools, key=lambda p: p.pool.name):
-            name, names = pool.pool.name, pool.pool.node_names
+            name, pattern = pool.pool.name, pool.pool.name_pattern(self.name)
             if pool.node_taint is None:
                 continue
-            if isinstance(names, str):
-                pattern = name_pattern(names, self.name, name)
+            if pattern is not None:
                 found.append(NodeNames(name, fixed_prefix(pattern), fixed_suffix(pattern)))
             else:
-                found.append(NodeNames(name, "", "", names))
+                found.append(NodeNames(name, "", "", pool.pool.listed_names))
         return tuple(found)
 
 

@@ -14,11 +14,6 @@ INDEX = "{index}"
 """Where a pattern puts the node's index."""
 
 
-def name_pattern(pattern: str, cluster: str, pool: str) -> str:
-    """A pool's `nodeNames` pattern with `{cluster}` and `{pool}` filled in."""
-    return pattern.replace("{cluster}", cluster).replace("{pool}", pool)
-
-
 def fixed_prefix(pattern: str) -> str:
     """The fixed text before the first `{index}` of a filled-in pattern (every name starts so)."""
     return pattern.partition(INDEX)[0]

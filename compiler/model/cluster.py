@@ -198,12 +198,24 @@ class NodePool(Strict):
 
     def node_name(self, cluster: str, index: int) -> str:
         """The name of node `index`: the listed name, or `nodeNames` with its placeholders
-        filled in. Braces that are not a placeholder stay as they are (never str.format on
-        user text), so a broken format yields an invalid name that resolve reports."""
+        filled in."""
         if isinstance(self.node_names, tuple):
             return self.node_names[index]
-        values = {"cluster": cluster, "pool": self.name, "index": str(index)}
-        return _PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), self.node_names)
+        return self._filled(self.node_names, cluster=cluster, pool=self.name, index=str(index))
+
+    def name_pattern(self, cluster: str) -> str | None:
+        """The `nodeNames` pattern with `{cluster}` and `{pool}` filled in and `{index}` kept
+        (None where the pool lists its names): what every node name of the pool matches."""
+        if isinstance(self.node_names, tuple):
+            return None
+        return self._filled(self.node_names, cluster=cluster, pool=self.name)
+
+    @staticmethod
+    def _filled(pattern: str, **values: str) -> str:
+        """`pattern` with the placeholders named in `values` filled in. Braces that are not
+        one stay as they are (never str.format on user text), so a broken format yields an
+        invalid name that resolve reports."""
+        return _PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), pattern)
 
 
 class Kubelet(Strict):

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from compiler.diagnostics import Diagnostic, Problems
-from compiler.ir.node_names import INDEX, fixed_prefix, fixed_suffix, name_pattern
+from compiler.ir.node_names import INDEX, fixed_prefix, fixed_suffix
 from compiler.model.policy import Cluster, NodePool
 
 _INDEX_DIGITS = "(?P<index>0|[1-9][0-9]*)"
@@ -36,10 +36,7 @@ class PoolNodeNames:
     @cached_property
     def pattern(self) -> str | None:
         """The pattern with `{cluster}` and `{pool}` filled in, or None for a list."""
-        if self.pool.listed_names is not None:
-            return None
-        assert isinstance(self.pool.node_names, str)
-        return name_pattern(self.pool.node_names, self.cluster, self.pool.name)
+        return self.pool.name_pattern(self.cluster)
 
     @property
     def prefix(self) -> str:
