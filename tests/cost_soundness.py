@@ -11,7 +11,7 @@ from typing import Any
 from compiler.cel import compile_expression
 from compiler.cel import kubernetes_shapes as k8s
 from compiler.cel.ast import Node, parse_checked, selected_fields
-from compiler.cel.shapes import Shape
+from compiler.cel.value_bounds import Shape
 from compiler.emit.admission_cost import ADMISSION_VARIABLES, PolicyCost, policy_cost
 from compiler.emit.admission_rules import PolicyRule
 from tests.admission_harness import Request

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from compiler.cel import kubernetes_shapes as k8s
 from compiler.cel.cost import PER_CALL_LIMIT, RUNTIME_BUDGET
-from compiler.cel.shapes import Shape
+from compiler.cel.value_bounds import Shape
 from compiler.emit import admission
 from compiler.emit.admission_cost import PolicyCost, policy_cost
 from compiler.emit.admission_rules import PolicyRule

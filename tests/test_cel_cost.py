@@ -36,7 +36,7 @@ from compiler.cel.cost import (
     bound_literal,
 )
 from compiler.cel.literal import CelLiteral, cel_literal
-from compiler.cel.shapes import list_of, record, string
+from compiler.cel.value_bounds import list_of, record, string
 from compiler.diagnostics import CompileError
 from compiler.emit import admission
 from compiler.emit.admission_cost import ADMISSION_VARIABLES, PolicyCost, policy_cost

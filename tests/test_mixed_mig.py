@@ -15,7 +15,7 @@ from compiler.load import load_policies
 from compiler.model import build_policies
 from compiler.resolve import resolve
 from compiler.solve import solve_fleet
-from compiler.solve.shapes import NodeConfig, gpu_options, node_configs
+from compiler.solve.node_options import NodeConfig, gpu_options, node_configs
 from tests import fleets
 from tests.conftest import PolicyWriter
 from tests.oracle_policy import read_cluster

@@ -15,7 +15,7 @@ expanded) and charges every node at least what cel-go's runtime cost tracker
 - a comprehension: its range, its init, and for every item of the range (the range's bound,
   never fewer: no short-circuit credit) the loop condition and the loop step, then the result.
 
-Sizes come from Shapes (compiler.cel.shapes); a field, function or construct without a bound
+Sizes come from Shapes (compiler.cel.value_bounds); a field, function or construct without a bound
 raises CostModelError instead of guessing, which is what keeps the bound sound. A value that
 cannot exist (an index into an empty literal, an item of an empty list) is NEVER and costs
 nothing further: the API server never gets to evaluate past it. Not covered:
@@ -42,7 +42,7 @@ from compiler.cel.ast import (
     parse_checked,
 )
 from compiler.cel.literal import CelLiteral, Literal
-from compiler.cel.shapes import NEVER, SCALAR, Shape, ShapeError, list_of, merge, string
+from compiler.cel.value_bounds import NEVER, SCALAR, Shape, ShapeError, list_of, merge, string
 
 PER_CALL_LIMIT = 1_000_000
 """k8s.io/apiserver/pkg/apis/cel/config.go: the runtime cost limit of one expression."""

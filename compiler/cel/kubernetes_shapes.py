@@ -24,7 +24,7 @@ only be looked up or compared with `in`, never measured.
 
 from __future__ import annotations
 
-from compiler.cel.shapes import SCALAR, Shape, list_of, map_of, merge, record, string
+from compiler.cel.value_bounds import SCALAR, Shape, list_of, map_of, merge, record, string
 
 DNS_SUBDOMAIN, DNS_LABEL, QUALIFIED_NAME, LABEL_VALUE = 253, 63, 317, 63
 DEVICE_REQUESTS, SUBREQUESTS, DEVICE_TOLERATIONS = 32, 8, 16

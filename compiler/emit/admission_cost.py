@@ -24,7 +24,7 @@ from compiler.cel.cost import (
     bound_literal,
 )
 from compiler.cel.literal import CelLiteral
-from compiler.cel.shapes import SCALAR, Shape, record
+from compiler.cel.value_bounds import SCALAR, Shape, record
 from compiler.emit.admission_rules import PolicyRule
 
 ADMISSION_VARIABLES = ("namespaceObject", "object", "oldObject", "params", "request", "variables")

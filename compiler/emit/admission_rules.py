@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from compiler.cel.literal import cel_literal
-from compiler.cel.shapes import Shape
+from compiler.cel.value_bounds import Shape
 from compiler.kueue_versions import NEWEST_KUEUE, kueue_release
 from compiler.versions import DRA_GROUP
 

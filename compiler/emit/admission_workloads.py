@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from compiler.cel import kubernetes_shapes as k8s
 from compiler.cel.literal import cel_literal
-from compiler.cel.shapes import Shape
+from compiler.cel.value_bounds import Shape
 from compiler.emit.admission_rules import (
     ANY_RULE,
     KUEUE_WORKLOAD_RULE,

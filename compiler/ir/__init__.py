@@ -8,18 +8,6 @@ diagnostics (tests/test_stage_boundaries.py).
 """
 
 from compiler.ir.devices import ALL_DISABLED, WHOLE, DeviceKind
-from compiler.ir.fleet import (
-    GroupSize,
-    Guarantee,
-    PoolTopology,
-    ResolvedCluster,
-    ResolvedFleet,
-    ResolvedPool,
-    ResolvedTaint,
-    TaintTarget,
-    TierInCluster,
-    tolerates,
-)
 from compiler.ir.gangs import SCOPE_WORDS, GangGroup, gang_group, match_attribute, tier_types
 from compiler.ir.host import ZERO, HostShare, allocatable, fair_share, host_share, reserved
 from compiler.ir.keys import WHOLE_GPU, DeviceKey, GroupKey, GuaranteeKey
@@ -36,6 +24,18 @@ from compiler.ir.plan import (
     percent,
     previous_label,
     run_length,
+)
+from compiler.ir.resolved import (
+    GroupSize,
+    Guarantee,
+    PoolTopology,
+    ResolvedCluster,
+    ResolvedFleet,
+    ResolvedPool,
+    ResolvedTaint,
+    TaintTarget,
+    TierInCluster,
+    tolerates,
 )
 from compiler.ir.suppressions import Silenced
 from compiler.ir.teams import GrantedTeam, GrantedTeamSpec, Quota

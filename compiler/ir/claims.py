@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from compiler.ir.fleet import Guarantee, ResolvedCluster, tolerates
 from compiler.ir.policy import Toleration
+from compiler.ir.resolved import Guarantee, ResolvedCluster, tolerates
 
 
 def usable_fallbacks(cluster: ResolvedCluster, guarantee: Guarantee) -> tuple[list[str], list[str]]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from compiler.catalog.driver import NVIDIA_DRIVER, DriverAttribute, Scope, attribute, published
-from compiler.ir.fleet import GroupSize, ResolvedCluster, ResolvedPool, TierInCluster
+from compiler.ir.resolved import GroupSize, ResolvedCluster, ResolvedPool, TierInCluster
 
 SCOPE_WORDS = {
     Scope.NUMA_NODE: "NUMA node",

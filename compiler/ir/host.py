@@ -16,8 +16,8 @@ from fractions import Fraction
 
 from compiler.catalog import MigProfile
 from compiler.ir.devices import DeviceKind
-from compiler.ir.fleet import ResolvedCluster, TierInCluster
 from compiler.ir.policy import Kubelet, NodePool
+from compiler.ir.resolved import ResolvedCluster, TierInCluster
 
 MEBIBYTE = Fraction(2**20)
 MILLICORE = Fraction(1, 1000)

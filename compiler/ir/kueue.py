@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from compiler.ir.fleet import ResolvedCluster
+from compiler.ir.resolved import ResolvedCluster
 from compiler.ir.teams import GrantedTeam
 
 RESOURCE_PREFIX = "gpufleet.dev/"

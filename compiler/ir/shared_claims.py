@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from compiler.ir.fleet import ResolvedCluster
 from compiler.ir.policy import SharedClaim
+from compiler.ir.resolved import ResolvedCluster
 from compiler.ir.teams import GrantedTeam
 
 

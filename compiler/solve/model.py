@@ -26,8 +26,8 @@ from compiler.ir import (
 )
 from compiler.solve.cpsat import cp_model
 from compiler.solve.groups import NodeGroup, node_groups
+from compiler.solve.node_options import NodeConfig, gpu_options, node_configs
 from compiler.solve.packing import HostLimits, Item, Pattern, patterns
-from compiler.solve.shapes import NodeConfig, gpu_options, node_configs
 
 SOLVER_SEED = 7
 MAX_EXTRA_NODES = 100_000

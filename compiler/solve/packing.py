@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from compiler.solve.groups import NodeGroup
+from compiler.solve.node_options import NodeConfig, option_devices
 from compiler.solve.placement import Gang, Gpus, fits
-from compiler.solve.shapes import NodeConfig, option_devices
 
 MAX_PATTERNS = 5_000
 """A bound on patterns per group and configuration; real policies stay far below it."""

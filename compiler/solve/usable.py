@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from compiler.ir import WHOLE_GPU, GroupKey, ResolvedCluster, TierCapacity
 from compiler.solve.groups import NodeGroup
 from compiler.solve.model import ClusterModel, tolerated
-from compiler.solve.shapes import NodeConfig, option_devices
+from compiler.solve.node_options import NodeConfig, option_devices
 
 
 @dataclass(frozen=True)

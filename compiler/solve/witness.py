@@ -16,9 +16,9 @@ from compiler.ir import WHOLE_GPU, GangRuns, GuaranteeKey, NodeGangs, run_length
 from compiler.solve.cpsat import cp_model
 from compiler.solve.groups import NodeGroup
 from compiler.solve.model import ClusterModel
+from compiler.solve.node_options import NodeConfig
 from compiler.solve.packing import Item, Pattern, node_layout, pattern_gangs
 from compiler.solve.placement import placement
-from compiler.solve.shapes import NodeConfig
 
 
 @dataclass
