@@ -8,6 +8,8 @@ import typing
 from collections import defaultdict
 from pathlib import Path
 
+import pytest
+
 from compiler.emit.manifest import Manifest
 from compiler.emit.registry import EMITTERS
 from compiler.emit.view import ClusterView
@@ -100,6 +102,31 @@ def test_every_template_is_used_by_exactly_one_module() -> None:
     assert {name: found for name, found in users.items() if len(found) != 1} == {}
     allowed = {e.__module__ for e in EMITTERS} | INDEX_MODULES | POLICY_BUILDERS
     assert {name: found[0] for name, found in users.items() if found[0] not in allowed} == {}
+
+
+def test_a_family_has_one_template_or_one_direct_builder(compiled_example: Compiled) -> None:
+    """A builder family (issue 20) names no template, and the template it replaced is gone."""
+    emit = Path(__file__).resolve().parents[1] / "compiler" / "emit"
+    built = {
+        module: manifests
+        for module, manifests in _emitted(compiled_example).items()
+        if any(manifest.builder is not None for manifest in manifests)
+    }
+    assert {"compiler.emit.namespace", "compiler.emit.resourcequota"} <= set(built)
+    for module, manifests in built.items():
+        assert all(m.builder is not None and not m.template for m in manifests), module
+        assert len({m.builder for m in manifests}) == 1, module
+        source = (emit / f"{module.removeprefix('compiler.emit.')}.py").read_text()
+        assert ".j2" not in source, module
+        for kind in {m.kind for m in manifests}:
+            assert not (TEMPLATES / f"{kind.lower()}.yaml.j2").exists(), (module, kind)
+
+
+def test_a_manifest_needs_exactly_one_of_template_and_builder() -> None:
+    with pytest.raises(ValueError, match="exactly one"):
+        Manifest(kind="Namespace", name="a", values={})
+    with pytest.raises(ValueError, match="exactly one"):
+        Manifest(kind="Namespace", name="a", values={}, template="x.j2", builder=lambda m: "")
 
 
 def test_every_emitter_writes_one_kind_and_at_most_its_binding(

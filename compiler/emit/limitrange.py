@@ -3,10 +3,13 @@ equal to requests for a Guaranteed team, a burst limit for a Burstable one)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from compiler.emit.manifest import Manifest, provenance
 from compiler.emit.qos import cpu_quantity
 from compiler.emit.view import ClusterView
 from compiler.emit.waves import WAVES
+from compiler.emit.yaml_writer import object_yaml
 from compiler.ir import TEAM_LABEL
 from compiler.quantity import format_bytes
 
@@ -25,7 +28,7 @@ def emit(view: ClusterView) -> list[Manifest]:
             Manifest(
                 kind="LimitRange",
                 name=LIMIT_RANGE,
-                template="limitrange.yaml.j2",
+                builder=build,
                 values={
                     "default_request": {
                         "cpu": cpu_quantity(quota.default_request.cpu),
@@ -41,3 +44,16 @@ def emit(view: ClusterView) -> list[Manifest]:
             )
         )
     return manifests
+
+
+def build(manifest: Manifest) -> str:
+    """A LimitRange's YAML: one Container limit with its defaults (and its ratio, if any)."""
+    values = manifest.values
+    limit: dict[str, Any] = {
+        "type": "Container",
+        "defaultRequest": values["default_request"],
+        "default": values["default"],
+    }
+    if values["max_ratio"]:
+        limit["maxLimitRequestRatio"] = values["max_ratio"]
+    return object_yaml("v1", manifest, {"spec": {"limits": [limit]}})

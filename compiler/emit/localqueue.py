@@ -6,6 +6,7 @@ from __future__ import annotations
 from compiler.emit.kueue import kueue_annotations, kueue_api
 from compiler.emit.manifest import Manifest
 from compiler.emit.view import ClusterView
+from compiler.emit.yaml_writer import object_yaml
 from compiler.ir import TEAM_LABEL
 
 DEFAULT_QUEUE = "default"
@@ -21,7 +22,7 @@ def emit(view: ClusterView) -> list[Manifest]:
         Manifest(
             kind="LocalQueue",
             name=DEFAULT_QUEUE,
-            template="localqueue.yaml.j2",
+            builder=build,
             values={"api_version": api, "cluster_queue": team.name},
             cluster=cluster.name,
             namespace=namespace,
@@ -34,3 +35,11 @@ def emit(view: ClusterView) -> list[Manifest]:
         if view.team_groups[team.name]
         for namespace in team.spec.namespaces
     ]
+
+
+def build(manifest: Manifest) -> str:
+    """A LocalQueue's YAML: the team's ClusterQueue."""
+    values = manifest.values
+    return object_yaml(
+        values["api_version"], manifest, {"spec": {"clusterQueue": values["cluster_queue"]}}
+    )

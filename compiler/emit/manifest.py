@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -15,18 +16,27 @@ SYNC_WAVE = "argocd.argoproj.io/sync-wave"
 
 @dataclass(frozen=True)
 class Manifest:
-    """One Kubernetes object (or kustomize/Argo CD file) to render from a template."""
+    """One Kubernetes object (or kustomize/Argo CD file) to render: from its family's template
+    or, for small fixed-shape objects where Jinja's per-render cost dominates, its family's
+    direct builder (compiler/emit/yaml_writer.py); exactly one of the two."""
 
     kind: str
     name: str
-    template: str
     values: dict[str, Any]
+    template: str = ""
+    """The template's file name in templates/."""
+    builder: Callable[[Manifest], str] | None = None
+    """Writes the manifest's text itself, instead of a template."""
     cluster: str | None = None
     namespace: str | None = None
     directory: str = ""
     """Set for files outside out/clusters/<cluster>/ (e.g. `argocd`)."""
     labels: dict[str, str] = field(default_factory=dict)
     annotations: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if bool(self.template) == (self.builder is not None):
+            raise ValueError(f"{self.kind} {self.name}: a template or a builder, exactly one")
 
     @cached_property
     def path(self) -> str:

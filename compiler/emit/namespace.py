@@ -5,6 +5,7 @@ from __future__ import annotations
 from compiler.emit.manifest import Manifest, provenance
 from compiler.emit.view import ClusterView
 from compiler.emit.waves import WAVES
+from compiler.emit.yaml_writer import object_yaml
 from compiler.ir import TEAM_LABEL
 from compiler.ir.sync_options import KEEP_ON_REMOVAL
 
@@ -26,7 +27,7 @@ def emit(view: ClusterView) -> list[Manifest]:
         Manifest(
             kind="Namespace",
             name=namespace,
-            template="namespace.yaml.j2",
+            builder=build,
             values={},
             cluster=cluster.name,
             labels={
@@ -43,3 +44,8 @@ def emit(view: ClusterView) -> list[Manifest]:
         for team in cluster.teams
         for namespace in team.spec.namespaces
     ]
+
+
+def build(manifest: Manifest) -> str:
+    """A Namespace's YAML: it has nothing but metadata."""
+    return object_yaml("v1", manifest, {})

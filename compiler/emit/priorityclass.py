@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from compiler.emit.manifest import Manifest, provenance
 from compiler.emit.view import ClusterView
 from compiler.emit.waves import WAVES
+from compiler.emit.yaml_writer import object_yaml
 
 WAVE_PRIORITIES = WAVES["PriorityClass"]
 
@@ -19,7 +22,7 @@ def emit(view: ClusterView) -> list[Manifest]:
         Manifest(
             kind="PriorityClass",
             name=level.name,
-            template="priorityclass.yaml.j2",
+            builder=build,
             values={
                 "value": level.value,
                 "preemption": level.preemption,
@@ -30,3 +33,16 @@ def emit(view: ClusterView) -> list[Manifest]:
         )
         for level in ladder.spec.levels
     ]
+
+
+def build(manifest: Manifest) -> str:
+    """A PriorityClass's YAML: never the global default; a description only when it has one."""
+    values = manifest.values
+    body: dict[str, Any] = {
+        "value": values["value"],
+        "preemptionPolicy": values["preemption"],
+        "globalDefault": False,
+    }
+    if values["description"]:
+        body["description"] = values["description"]
+    return object_yaml("scheduling.k8s.io/v1", manifest, body)

@@ -48,7 +48,9 @@ def block(text: str, indent: int, single_line_too: bool = False) -> str:
     return Block(f"|{chomping}\n" + "\n".join(pad + line if line else "" for line in lines))
 
 
-def _finalize(value: Any) -> str:
+def finalize(value: Any) -> str:
+    """The YAML text of one value: how every template interpolation and every directly
+    written scalar (yaml_writer) is quoted, so no string changes a document's structure."""
     if type(value) is str:  # most values: names, keys, quantities (and never a Block)
         return string_scalar(value)
     if isinstance(value, Block):
@@ -63,7 +65,7 @@ def environment() -> jinja2.Environment:
         loader=jinja2.FileSystemLoader(templates_dir()),
         auto_reload=False,  # templates do not change while gpufleet runs: no stat per render
         undefined=jinja2.StrictUndefined,
-        finalize=_finalize,
+        finalize=finalize,
         autoescape=False,
         keep_trailing_newline=True,
         trim_blocks=True,
@@ -74,7 +76,9 @@ def environment() -> jinja2.Environment:
 
 
 def render(manifest: Manifest) -> str:
-    """The YAML text of one manifest."""
+    """The YAML text of one manifest: its family's direct builder's, else its template's."""
+    if manifest.builder is not None:
+        return manifest.builder(manifest)
     return render_template(manifest.template, metadata=manifest.metadata, **manifest.values)
 
 

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
+from typing import Any
 
 from compiler.catalog.driver import DRIVER_CLASSES
 from compiler.emit.manifest import Manifest, provenance
 from compiler.emit.qos import NamespaceHostQuota, cpu_quantity
 from compiler.emit.view import ClusterView
 from compiler.emit.waves import WAVES
+from compiler.emit.yaml_writer import object_yaml
 from compiler.ir import TEAM_LABEL, ResolvedCluster
 from compiler.ir.policy import PriorityLadder
 from compiler.quantity import format_bytes
@@ -71,7 +73,7 @@ def device_quotas(cluster: ResolvedCluster) -> list[Manifest]:
                 Manifest(
                     kind="ResourceQuota",
                     name="gpufleet-devices",
-                    template="resourcequota.yaml.j2",
+                    builder=build,
                     values={"hard": dict(sorted(hard.items()))},
                     cluster=cluster.name,
                     namespace=namespace,
@@ -99,7 +101,7 @@ def host_quotas(
             Manifest(
                 kind="ResourceQuota",
                 name=HOST_QUOTA,
-                template="resourcequota.yaml.j2",
+                builder=build,
                 values={"hard": dict(sorted(hard.items()))},
                 cluster=cluster.name,
                 namespace=held.namespace,
@@ -125,7 +127,7 @@ def priority_quotas(cluster: ResolvedCluster, ladder: PriorityLadder | None) -> 
                 Manifest(
                     kind="ResourceQuota",
                     name="gpufleet-priorities",
-                    template="resourcequota.yaml.j2",
+                    builder=build,
                     values={"hard": {"pods": "0"}, "priority_classes": denied},
                     cluster=cluster.name,
                     namespace=namespace,
@@ -134,3 +136,13 @@ def priority_quotas(cluster: ResolvedCluster, ladder: PriorityLadder | None) -> 
                 )
             )
     return manifests
+
+
+def build(manifest: Manifest) -> str:
+    """A ResourceQuota's YAML: its hard limits, scoped to priority classes when it names any."""
+    spec: dict[str, Any] = {"hard": manifest.values["hard"]}
+    if "priority_classes" in manifest.values:
+        match = {"scopeName": "PriorityClass", "operator": "In"}
+        match["values"] = manifest.values["priority_classes"]
+        spec["scopeSelector"] = {"matchExpressions": [match]}
+    return object_yaml("v1", manifest, {"spec": spec})

@@ -12,11 +12,14 @@ from __future__ import annotations
 from compiler.emit.manifest import Manifest, provenance
 from compiler.emit.view import ClusterView
 from compiler.emit.waves import WAVES
+from compiler.emit.yaml_writer import object_yaml
 from compiler.ir import TEAM_LABEL
 from compiler.ir.settings import FleetSettings
 
 BINDING_NAME = "gpufleet-team"
 WAVE = WAVES["RoleBinding"]
+RBAC_GROUP = "rbac.authorization.k8s.io"
+RBAC_VERSION = f"{RBAC_GROUP}/v1"
 
 
 def emit(view: ClusterView) -> list[Manifest]:
@@ -26,7 +29,7 @@ def emit(view: ClusterView) -> list[Manifest]:
         Manifest(
             kind="RoleBinding",
             name=BINDING_NAME,
-            template="rolebinding.yaml.j2",
+            builder=build,
             values={"role": role, "group": team.spec.group},
             cluster=view.cluster.name,
             namespace=namespace,
@@ -37,3 +40,21 @@ def emit(view: ClusterView) -> list[Manifest]:
         if team.spec.group is not None
         for namespace in team.spec.namespaces
     ]
+
+
+def build(manifest: Manifest) -> str:
+    """A RoleBinding's YAML: the team's group bound to the fleet's ClusterRole."""
+    return object_yaml(
+        RBAC_VERSION,
+        manifest,
+        {
+            "roleRef": {
+                "apiGroup": RBAC_GROUP,
+                "kind": "ClusterRole",
+                "name": manifest.values["role"],
+            },
+            "subjects": [
+                {"apiGroup": RBAC_GROUP, "kind": "Group", "name": manifest.values["group"]}
+            ],
+        },
+    )

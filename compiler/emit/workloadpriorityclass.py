@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from compiler.emit.kueue import kueue_annotations, kueue_api
 from compiler.emit.manifest import Manifest
 from compiler.emit.view import ClusterView
+from compiler.emit.yaml_writer import object_yaml
 
 
 def emit(view: ClusterView) -> list[Manifest]:
@@ -17,7 +20,7 @@ def emit(view: ClusterView) -> list[Manifest]:
         Manifest(
             kind="WorkloadPriorityClass",
             name=level.name,
-            template="workloadpriorityclass.yaml.j2",
+            builder=build,
             values={"api_version": api, "value": level.value, "description": level.description},
             cluster=view.cluster.name,
             annotations=kueue_annotations(
@@ -26,3 +29,12 @@ def emit(view: ClusterView) -> list[Manifest]:
         )
         for level in ladder.spec.levels
     ]
+
+
+def build(manifest: Manifest) -> str:
+    """A WorkloadPriorityClass's YAML: a description only when it has one."""
+    values = manifest.values
+    body: dict[str, Any] = {"value": values["value"]}
+    if values["description"]:
+        body["description"] = values["description"]
+    return object_yaml(values["api_version"], manifest, body)

@@ -1,0 +1,87 @@
+"""Write a small object's YAML directly, without a template render (issue 20).
+
+A Jinja render costs about 20 microseconds of fixed overhead, most of it for objects of a
+few lines (a Namespace, a ResourceQuota) of which the L fleet writes thousands; this module
+lays the same block-style YAML out from plain dicts and lists instead. It is YAML-safe by
+construction: every key and every value, the fixed ones too, goes through render.finalize,
+the function the templates quote every interpolation with, so no string can reach the text
+unquoted. The layout is the templates': two spaces a level, a sequence's `- ` two spaces
+in from its key, an empty mapping or sequence written as its bare key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from functools import lru_cache
+from typing import Any
+
+from compiler.emit.manifest import Manifest, ObjectMetadata
+from compiler.emit.render import Block, finalize
+from compiler.emit.yaml_safe import string_scalar
+
+
+def object_yaml(api_version: str, manifest: Manifest, body: Mapping[str, Any]) -> str:
+    """A Kubernetes object's document: apiVersion, kind, metadata as `_metadata.yaml.j2`
+    writes it, then `body`'s fields in their order."""
+    return document(
+        {
+            "apiVersion": api_version,
+            "kind": manifest.kind,
+            "metadata": metadata_fields(manifest.metadata),
+            **body,
+        }
+    )
+
+
+def metadata_fields(metadata: ObjectMetadata) -> dict[str, Any]:
+    """An object's metadata: namespace only when it has one, annotations only when any."""
+    fields: dict[str, Any] = {"name": metadata.name}
+    if metadata.namespace:
+        fields["namespace"] = metadata.namespace
+    fields["labels"] = metadata.labels
+    if metadata.annotations:
+        fields["annotations"] = metadata.annotations
+    return fields
+
+
+def document(fields: Mapping[str, Any]) -> str:
+    """A YAML document of nested mappings, sequences and scalars, ending in a line break."""
+    lines: list[str] = []
+    _mapping(fields, 0, lines)
+    return "\n".join(lines) + "\n"
+
+
+def _mapping(fields: Mapping[str, Any], indent: int, lines: list[str]) -> None:
+    for key, value in fields.items():
+        head = _key(indent, key)
+        kind = type(value)
+        if kind is str:  # most values: names, keys, quantities (never a Block)
+            lines.append(f"{head} {string_scalar(value)}")
+        elif kind is dict or (kind is not Block and isinstance(value, Mapping)):
+            lines.append(head)
+            _mapping(value, indent + 2, lines)
+        elif kind is list or kind is tuple:
+            lines.append(head)
+            _sequence(value, indent + 2, lines)
+        else:
+            lines.append(f"{head} {finalize(value)}")
+
+
+@lru_cache(maxsize=4096)
+def _key(indent: int, key: str) -> str:
+    """A mapping key's text up to its colon (remembered: the same keys recur in every object)."""
+    return f"{' ' * indent}{finalize(key)}:"
+
+
+def _sequence(items: Sequence[Any], indent: int, lines: list[str]) -> None:
+    pad = " " * indent
+    for item in items:
+        if isinstance(item, Mapping) and item:
+            entry: list[str] = []
+            _mapping(item, indent + 2, entry)
+            entry[0] = f"{pad}- {entry[0][indent + 2 :]}"
+            lines += entry
+        elif isinstance(item, Mapping | list | tuple):
+            raise TypeError("a sequence holds scalars or non-empty mappings")
+        else:
+            lines.append(f"{pad}- {finalize(item)}")
