@@ -6,10 +6,11 @@ import re
 from functools import lru_cache
 from typing import Any
 
-_PLAIN = re.compile(r"^[A-Za-z_/][A-Za-z0-9_./-]*$")
+_PLAIN = re.compile(r"[A-Za-z_/][A-Za-z0-9_./-]*")
 _YAML11_WORDS = frozenset(["y", "yes", "n", "no", "true", "false", "on", "off", "null", "~"])
-_QUOTABLE_AS_IS = re.compile(r"^[ !#-\[\]-~]*$")
-"""Printable ASCII but for `"` and `\\`: goes between double quotes unchanged."""
+_QUOTABLE_AS_IS = re.compile(r"[ !#-\[\]-~]*")
+"""Printable ASCII but for `"` and `\\`: goes between double quotes unchanged. Both patterns are
+used with `fullmatch`: `$` also matches before a final line break, which let "a\n" pass."""
 
 
 def yaml_scalar(value: Any) -> str:
@@ -34,14 +35,14 @@ def yaml_scalar(value: Any) -> str:
 @lru_cache(maxsize=65536)
 def string_scalar(value: str) -> str:
     """`yaml_scalar` of a string (remembered: the same names recur in every manifest)."""
-    if _PLAIN.match(value) and value.lower() not in _YAML11_WORDS:
+    if _PLAIN.fullmatch(value) and value.lower() not in _YAML11_WORDS:
         return value
     return double_quoted(value)
 
 
 def double_quoted(text: str) -> str:
     """A YAML double-quoted scalar holding exactly `text`, with only printable ASCII inside."""
-    if _QUOTABLE_AS_IS.match(text):
+    if _QUOTABLE_AS_IS.fullmatch(text):
         return f'"{text}"'
     out = ['"']
     for char in text:
