@@ -14,6 +14,7 @@ from contextlib import ExitStack, nullcontext, redirect_stdout
 from pathlib import Path
 
 from compiler import __version__
+from compiler.cache import CompileCache, CompileOptions, CompileRecord
 from compiler.diagnostics import CompileError, Diagnostic, Problems, Span, exit_code_for, fail
 from compiler.diagnostics.codes import (
     EXIT_CODES,
@@ -33,6 +34,7 @@ from compiler.migrate import migrate, plan_migration
 from compiler.model.schema import policy_schema_text
 from compiler.owners import codeowners_text, ownership, ownership_problems
 from compiler.pipeline import Compiled, check_policies, resolve_policies
+from compiler.report import read_previous_plans
 from compiler.review import (
     REVIEW_COMMANDS,
     add_review_arguments,
@@ -184,6 +186,11 @@ def _parser() -> argparse.ArgumentParser:
                 action="store_true",
                 help="write nothing; exit 1 listing the files that are stale",
             )
+            sub.add_argument(
+                "--no-cache",
+                action="store_true",
+                help="neither use nor update the compile cache (also GPUFLEET_NO_CACHE=1)",
+            )
     for name, summary in (
         ("migrate", "move what team files grant themselves into platform grants (grants/)"),
         ("codeowners", "write the CODEOWNERS block that routes each policy file to its owners"),
@@ -301,6 +308,9 @@ def _run_command(args: argparse.Namespace, output: DiagnosticOutput) -> int:
         )
         return EXIT_OK
     timings = StageTimings()
+    cache = _compile_cache(args)
+    if args.check and cache is not None and (record := cache.up_to_date()) is not None:
+        return _check_from_cache(args, output, record, timings)
     compiled = compile_as_compile_would(args, report, timings)
     report(compiled.warnings)
     output.suppress([s for silenced in compiled.fleet.suppressions for s in silenced.suppressed()])
@@ -332,6 +342,8 @@ def _run_command(args: argparse.Namespace, output: DiagnosticOutput) -> int:
                 ]
             )
             return EXIT_POLICY
+        if cache is not None and not changes.foreign:
+            cache.remember(compiled.tree)
         if _strict_stop(output, f"{args.out} is up to date"):
             return EXIT_STRICT
         print(f"ok: {args.out} is up to date ({len(compiled.tree)} files)")
@@ -350,6 +362,8 @@ def _run_command(args: argparse.Namespace, output: DiagnosticOutput) -> int:
             "GF502", f"cannot write {args.out}: {error.strerror}{where}", Span(str(args.out))
         ) from None
     note_foreign(args.out, changes.foreign)
+    if cache is not None and not changes.foreign:
+        cache.remember(compiled.tree)
     summary = ", ".join(
         f"{plan.cluster}: {len(plan.changed_nodes)} nodes change MIG configuration"
         for plan in compiled.plans
@@ -359,6 +373,35 @@ def _run_command(args: argparse.Namespace, output: DiagnosticOutput) -> int:
         f"{len(changes.removed)} removed in {args.out}"
     )
     _print_timings(args, timings)
+    return EXIT_OK
+
+
+def _compile_cache(args: argparse.Namespace) -> CompileCache | None:
+    """The compile cache for this `compile` (None with --no-cache or GPUFLEET_NO_CACHE=1)."""
+    if args.no_cache or os.environ.get("GPUFLEET_NO_CACHE") == "1":
+        return None
+    options = CompileOptions(args.solver_time_limit, args.explain_time_limit, args.validate)
+    return CompileCache.open(args.policies, args.out, options)
+
+
+def _check_from_cache(
+    args: argparse.Namespace, output: DiagnosticOutput, record: CompileRecord, timings: StageTimings
+) -> int:
+    """`compile --check` when a record says out/ is what this compile writes: neither solve
+    nor emit nor compare runs. What the full check reports besides the tree still runs, so
+    that it says the same: the previous plans' problems, the warnings and suppressions of
+    resolve, CODEOWNERS and --strict."""
+    with timings.stage("load"):
+        _, problems = read_previous_plans(args.out)
+    output.report(problems)
+    fleet = resolve_policies(args.policies, timings)
+    output.report(fleet.warnings)
+    output.suppress([s for silenced in fleet.suppressions for s in silenced.suppressed()])
+    _check_ownership(fleet, args.policies)
+    _print_timings(args, timings)
+    if _strict_stop(output, f"{args.out} is up to date"):
+        return EXIT_STRICT
+    print(f"ok: {args.out} is up to date ({record.files} files)")
     return EXIT_OK
 
 

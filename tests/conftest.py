@@ -43,6 +43,14 @@ def compiled_example() -> Compiled:
     return compile_policies(EXAMPLE, previous=read_previous_plans(REPO / "out")[0])
 
 
+@pytest.fixture(autouse=True)
+def no_compile_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test runs without the compile cache (GPUFLEET_NO_CACHE=1), so that a test that
+    patches the compiler in process is never answered from a record of the unpatched code,
+    and nothing is written to ~/.cache; tests/test_compile_cache.py turns it back on."""
+    monkeypatch.setenv("GPUFLEET_NO_CACHE", "1")
+
+
 @pytest.fixture
 def policy_copy(tmp_path: Path) -> Path:
     """A private copy of the example policies that a test may edit."""

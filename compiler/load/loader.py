@@ -32,9 +32,13 @@ MAX_FILE_BYTES = 512 * 1024
 """Policy files are a few kilobytes; a larger one is refused without reading past this."""
 
 
+POLICY_SUFFIXES = (".yaml", ".yml")
+"""What a policy file's name ends with; anything else below the policy directory is not read."""
+
+
 def policy_files(root: FsPath) -> list[FsPath]:
     """Every `*.yaml` / `*.yml` file below `root`, in a stable order."""
-    found = [p for p in root.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file()]
+    found = [p for p in root.rglob("*") if p.suffix in POLICY_SUFFIXES and p.is_file()]
     return sorted(found, key=lambda p: p.relative_to(root).as_posix())
 
 
@@ -69,7 +73,7 @@ def load_policies(root: FsPath, warnings: list[Diagnostic] | None = None) -> lis
             ("a policy file is a regular file (or a link to one inside the policy directory)",),
         )
         for path in root.rglob("*")
-        if path.suffix in (".yaml", ".yml") and not path.is_file() and not path.is_dir()
+        if path.suffix in POLICY_SUFFIXES and not path.is_file() and not path.is_dir()
     ]
     Problems(unreadable).raise_if_errors()
     if not files:

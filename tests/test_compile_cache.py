@@ -1,0 +1,206 @@
+"""The compile cache (issue 20): `compile --check` with nothing changed answers from a record
+without solving or emitting, and anything that could change the answer makes it compile."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+import compiler.cli
+from compiler.cache import CompileOptions, compile_key
+from compiler.cache.store import CompileRecord, read_record, write_record
+from compiler.pipeline import Compiled
+
+Cli = Callable[..., tuple[int, str, str]]
+OPTIONS = CompileOptions(10.0, 5.0, validate=False)
+
+
+@pytest.fixture
+def compiles(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many times the CLI compiled in full (one entry per compile)."""
+    calls: list[int] = []
+    real = compiler.cli.compile_as_compile_would
+
+    def counted(*args: object, **kwargs: object) -> Compiled:
+        calls.append(1)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(compiler.cli, "compile_as_compile_would", counted)
+    return calls
+
+
+@pytest.fixture
+def cache(example_repo: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """The cache on, in a directory of this test's own; the example repository as cwd."""
+    directory = tmp_path / "cache"
+    monkeypatch.delenv("GPUFLEET_NO_CACHE")
+    monkeypatch.setenv("GPUFLEET_CACHE", str(directory))
+    return directory
+
+
+def _records(directory: Path) -> list[Path]:
+    return sorted(directory.glob("*.json")) if directory.is_dir() else []
+
+
+def test_unchanged_check_answers_from_the_record(run_cli: Cli, cache: Path, compiles: list[int]):
+    code, first, _ = run_cli("compile", "--check")
+    assert code == 0 and len(compiles) == 1 and len(_records(cache)) == 1
+    code, second, _ = run_cli("compile", "--check")
+    assert code == 0 and len(compiles) == 1, "the second check compiled again"
+    assert second == first  # the same "ok: out is up to date (N files)"
+
+
+def test_a_compile_records_what_it_wrote(run_cli: Cli, cache: Path, compiles: list[int]):
+    assert run_cli("compile")[0] == 0 and len(_records(cache)) == 1
+    assert run_cli("compile", "--check")[0] == 0 and len(compiles) == 1
+
+
+def test_the_hit_still_reports_the_warnings(run_cli: Cli, cache: Path, compiles: list[int]):
+    _, _, full = run_cli("compile", "--check")
+    assert "warning" in full  # the example's feature gate warnings
+    _, _, cached = run_cli("compile", "--check")
+    assert len(compiles) == 1 and cached == full
+    code, _, _ = run_cli("compile", "--check", "--strict")
+    assert code == 1, "--strict fails on the warnings the record did not replay"
+
+
+EDITS: dict[str, Callable[[Path], object]] = {
+    "policy": lambda repo: _flip_byte(next((repo / "policies").rglob("*.yaml"))),
+    "out-file": lambda repo: _flip_byte(repo / "out" / "report.md"),
+    "plan": lambda repo: _flip_byte(next((repo / "out" / "plan").glob("*.json"))),
+    "out-added": lambda repo: (repo / "out" / "extra.txt").write_text("x"),
+    "dangling-policy": lambda repo: (repo / "policies" / "zz.yaml").symlink_to("gone"),
+}
+
+
+@pytest.mark.parametrize("edit", EDITS.values(), ids=EDITS.keys())
+def test_any_edit_compiles_again(
+    run_cli: Cli, cache: Path, compiles: list[int], edit: Callable[[Path], object]
+):
+    assert run_cli("compile", "--check")[0] == 0
+    edit(Path.cwd())
+    answer = run_cli("compile", "--check")
+    assert len(compiles) == 2, "an edited input was answered from the record"
+    assert answer == run_cli("compile", "--check", "--no-cache")  # what the full check says
+
+
+def test_an_option_that_changes_the_verdict_misses(run_cli: Cli, cache: Path, compiles: list[int]):
+    assert run_cli("compile", "--check")[0] == 0
+    run_cli("compile", "--check", "--solver-time-limit", "0.0001")
+    assert len(compiles) == 2
+
+
+def test_no_cache_compiles_and_records_nothing(run_cli: Cli, cache: Path, compiles: list[int]):
+    assert run_cli("compile", "--check", "--no-cache")[0] == 0
+    assert _records(cache) == []
+    run_cli("compile", "--check")
+    run_cli("compile", "--check", "--no-cache")
+    assert len(compiles) == 3
+
+
+def test_a_corrupt_record_is_no_record(run_cli: Cli, cache: Path, compiles: list[int]):
+    run_cli("compile", "--check")
+    (record,) = _records(cache)
+    record.write_text('{"format": "gpufleet-compile-record/1", "key": "', encoding="utf-8")
+    assert run_cli("compile", "--check")[0] == 0 and len(compiles) == 2
+    assert read_record(cache, record.stem) is not None  # the full check wrote a good one
+
+
+def test_a_record_of_another_key_or_out_is_not_trusted(tmp_path: Path):
+    write_record(tmp_path, CompileRecord("a" * 64, "digest", 3))
+    os.replace(tmp_path / f"{'a' * 64}.json", tmp_path / f"{'b' * 64}.json")
+    assert read_record(tmp_path, "b" * 64) is None
+    write_record(tmp_path, CompileRecord("c" * 64, "digest", 3))
+    assert read_record(tmp_path, "c" * 64) == CompileRecord("c" * 64, "digest", 3)
+
+
+def test_a_record_for_another_out_misses(run_cli: Cli, cache: Path, compiles: list[int]):
+    """Two writers of one key each leave a true record; a record whose out/ digest is not
+    out/'s (another out/ state with the same inputs) is never taken as this one's."""
+    run_cli("compile", "--check")
+    (record,) = _records(cache)
+    key = record.stem
+    write_record(cache, CompileRecord(key, "0" * 64, 1))
+    assert run_cli("compile", "--check")[0] == 0 and len(compiles) == 2
+
+
+def test_an_unwritable_cache_only_disables_it(
+    run_cli: Cli, cache: Path, compiles: list[int], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    monkeypatch.setenv("GPUFLEET_CACHE", str(blocker / "cache"))  # cannot be created
+    assert run_cli("compile", "--check")[0] == 0
+    assert run_cli("compile", "--check")[0] == 0 and len(compiles) == 2
+
+
+def test_a_record_that_cannot_be_renamed_leaves_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """A read-only or full cache directory: the record is not stored, no temporary is left,
+    and the caller carries on (write_record says False instead of raising)."""
+
+    def refuse(source: str, target: object) -> None:
+        raise PermissionError(13, "Permission denied", source)
+
+    monkeypatch.setattr("compiler.cache.store.os.replace", refuse)
+    assert not write_record(tmp_path, CompileRecord("d" * 64, "x", 1))
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_inputs_edited_during_the_compile_are_not_recorded(
+    run_cli: Cli, cache: Path, monkeypatch: pytest.MonkeyPatch
+):
+    real = compiler.cli.compile_as_compile_would
+    policy = next((Path.cwd() / "policies").rglob("*.yaml"))
+
+    def edited_meanwhile(*args: object, **kwargs: object) -> Compiled:
+        compiled = real(*args, **kwargs)  # type: ignore[arg-type]
+        policy.write_text(policy.read_text(encoding="utf-8") + "# edited\n", encoding="utf-8")
+        return compiled
+
+    monkeypatch.setattr(compiler.cli, "compile_as_compile_would", edited_meanwhile)
+    assert run_cli("compile", "--check")[0] == 0
+    assert _records(cache) == []
+
+
+def test_the_key_covers_code_templates_policies_and_options(tmp_path: Path):
+    code, templates, policies = tmp_path / "code", tmp_path / "templates", tmp_path / "policies"
+    for directory in (code, templates, policies):
+        directory.mkdir()
+    (code / "emit.py").write_text("X = 1\n")
+    (templates / "namespace.yaml.j2").write_text("kind: Namespace\n")
+    (policies / "fleet.yaml").write_text("kind: Fleet\n")
+    (policies / "notes.txt").write_text("not a policy\n")
+    out = tmp_path / "out"
+
+    def key(options: CompileOptions = OPTIONS) -> str:
+        return compile_key(policies, out, options, code_roots=(code, templates))
+
+    before = key()
+    assert key() == before  # deterministic
+    (policies / "notes.txt").write_text("still not a policy\n")
+    assert key() == before  # the loader does not read it
+    for changed in (code / "emit.py", templates / "namespace.yaml.j2", policies / "fleet.yaml"):
+        _flip_byte(changed)
+        assert key() != before, f"editing {changed.name} kept the key"
+        _flip_byte(changed)
+        assert key() == before
+    (policies / "team.yml").write_text("")
+    assert key() != before
+    (policies / "team.yml").unlink()
+    assert key(CompileOptions(10.0, 5.0, validate=True)) != before
+    assert key(CompileOptions(1.0, 5.0, validate=False)) != before
+    shutil.move(policies / "fleet.yaml", policies / "renamed.yaml")
+    assert key() != before
+
+
+def _flip_byte(path: Path) -> None:
+    """Change the last byte of a file (flipping it back restores the file)."""
+    data = bytearray(path.read_bytes())
+    data[-1] ^= 0x01
+    path.write_bytes(bytes(data))
