@@ -7,8 +7,8 @@ from fractions import Fraction
 
 from compiler.emit.manifest import Manifest, NamedFile
 from compiler.emit.qos import cpu_quantity
-from compiler.emit.render import Block
 from compiler.emit.view import ClusterView
+from compiler.emit.yaml_safe import Block
 from compiler.quantity import format_bytes
 from compiler.versions import Feature, target
 

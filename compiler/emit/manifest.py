@@ -58,7 +58,7 @@ class Manifest:
 
     @property
     def metadata(self) -> ObjectMetadata:
-        """The object's metadata as templates render it."""
+        """The object's metadata, as yaml_writer writes it."""
         return ObjectMetadata(
             self.name,
             self.namespace,
@@ -82,8 +82,8 @@ class NamedFile(Manifest):
 
 @dataclass(frozen=True, slots=True)
 class ObjectMetadata:
-    """An object's metadata as templates render it: an object, not a dict, because Jinja
-    reads `metadata.name` as an attribute first (a fifth of a small manifest's render)."""
+    """An object's metadata as every manifest writes it (yaml_writer.metadata_fields): labels
+    with gpufleet's own, keys sorted."""
 
     name: str
     namespace: str | None

@@ -10,7 +10,8 @@ from typing import Any
 import jinja2
 
 from compiler.emit.manifest import Manifest
-from compiler.emit.yaml_safe import string_scalar, yaml_scalar
+from compiler.emit.yaml_safe import Block, finalize, yaml_scalar
+from compiler.emit.yaml_writer import metadata_yaml
 
 
 def templates_dir() -> Path:
@@ -19,10 +20,6 @@ def templates_dir() -> Path:
     if packaged.is_dir():
         return packaged
     return Path(__file__).resolve().parents[2] / "templates"
-
-
-class Block(str):
-    """A literal block scalar already laid out; `finalize` passes it through untouched."""
 
 
 _PRINTABLE_LINES = re.compile(r"^[ -~\n]*$")
@@ -48,16 +45,6 @@ def block(text: str, indent: int, single_line_too: bool = False) -> str:
     return Block(f"|{chomping}\n" + "\n".join(pad + line if line else "" for line in lines))
 
 
-def finalize(value: Any) -> str:
-    """The YAML text of one value: how every template interpolation and every directly
-    written scalar (yaml_writer) is quoted, so no string changes a document's structure."""
-    if type(value) is str:  # most values: names, keys, quantities (and never a Block)
-        return string_scalar(value)
-    if isinstance(value, Block):
-        return str(value)
-    return yaml_scalar(value)
-
-
 @cache
 def environment() -> jinja2.Environment:
     """The one Jinja2 environment: strict undefined, and `finalize` quoting every value."""
@@ -79,7 +66,8 @@ def render(manifest: Manifest) -> str:
     """The YAML text of one manifest: its family's direct builder's, else its template's."""
     if manifest.builder is not None:
         return manifest.builder(manifest)
-    return render_template(manifest.template, metadata=manifest.metadata, **manifest.values)
+    metadata = metadata_yaml(manifest.metadata)
+    return render_template(manifest.template, metadata=metadata, **manifest.values)
 
 
 def render_template(name: str, **values: Any) -> str:

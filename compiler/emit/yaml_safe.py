@@ -57,3 +57,17 @@ def double_quoted(text: str) -> str:
             out.append(f"\\U{code:08x}")
     out.append('"')
     return "".join(out)
+
+
+class Block(str):
+    """A literal block scalar already laid out; `finalize` passes it through untouched."""
+
+
+def finalize(value: Any) -> str:
+    """The YAML text of one value: how every template interpolation and every directly
+    written scalar (yaml_writer) is quoted, so no string changes a document's structure."""
+    if type(value) is str:  # most values: names, keys, quantities (and never a Block)
+        return string_scalar(value)
+    if isinstance(value, Block):
+        return str(value)
+    return yaml_scalar(value)

@@ -3,7 +3,7 @@
 A Jinja render costs about 20 microseconds of fixed overhead, most of it for objects of a
 few lines (a Namespace, a ResourceQuota) of which the L fleet writes thousands; this module
 lays the same block-style YAML out from plain dicts and lists instead. It is YAML-safe by
-construction: every key and every value, the fixed ones too, goes through render.finalize,
+construction: every key and every value, the fixed ones too, goes through yaml_safe.finalize,
 the function the templates quote every interpolation with, so no string can reach the text
 unquoted. The layout is the templates': two spaces a level, a sequence's `- ` two spaces
 in from its key, an empty mapping or sequence written as its bare key.
@@ -16,13 +16,12 @@ from functools import lru_cache
 from typing import Any
 
 from compiler.emit.manifest import Manifest, ObjectMetadata
-from compiler.emit.render import Block, finalize
-from compiler.emit.yaml_safe import string_scalar
+from compiler.emit.yaml_safe import Block, finalize, string_scalar
 
 
 def object_yaml(api_version: str, manifest: Manifest, body: Mapping[str, Any]) -> str:
-    """A Kubernetes object's document: apiVersion, kind, metadata as `_metadata.yaml.j2`
-    writes it, then `body`'s fields in their order."""
+    """A Kubernetes object's document: apiVersion, kind, metadata, then `body`'s fields in
+    their order."""
     return document(
         {
             "apiVersion": api_version,
@@ -31,6 +30,14 @@ def object_yaml(api_version: str, manifest: Manifest, body: Mapping[str, Any]) -
             **body,
         }
     )
+
+
+def metadata_yaml(metadata: ObjectMetadata) -> Block:
+    """The `metadata:` block of an object, for the templates (`{{ metadata }}`): its layout
+    is written once, here, for templates and builders alike."""
+    lines: list[str] = []
+    _mapping({"metadata": metadata_fields(metadata)}, 0, lines)
+    return Block("\n".join(lines))
 
 
 def metadata_fields(metadata: ObjectMetadata) -> dict[str, Any]:
