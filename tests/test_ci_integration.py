@@ -100,20 +100,26 @@ exit 0
 """
 
 
+def fake_command(tmp_path: Path, name: str, script: str) -> str:
+    """A PATH on which `name` is `script` (a fake gh or curl that records its calls), with a
+    report.md in `tmp_path` for the comment step to post."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / name).write_text(script)
+    (bin_dir / name).chmod(0o755)
+    (tmp_path / "report.md").write_text("# gpufleet capacity report\n")
+    return f"{bin_dir}:{os.environ['PATH']}"
+
+
 @pytest.mark.parametrize(("existing", "verb"), [("", "POST"), ("4242", "PATCH")])
 def test_the_workflow_keeps_one_sticky_comment(tmp_path: Path, existing: str, verb: str) -> None:
     """The comment step, run as the runner runs it (bash, a fake `gh`): it edits the
     comment its marker finds, and creates one only when there is none."""
     steps = yaml.safe_load(GITHUB_WORKFLOW.read_text())["jobs"]["gpufleet"]["steps"]
     (script,) = [s["run"] for s in steps if "gh api" in s.get("run", "")]
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    (bin_dir / "gh").write_text(FAKE_GH)
-    (bin_dir / "gh").chmod(0o755)
-    (tmp_path / "report.md").write_text("# gpufleet capacity report\n")
     calls = tmp_path / "calls"
     env = {
-        "PATH": f"{bin_dir}:{os.environ['PATH']}",
+        "PATH": fake_command(tmp_path, "gh", FAKE_GH),
         "RUNNER_TEMP": str(tmp_path),
         "GITHUB_REPOSITORY": "acme/fleet",
         "PR": "7",
@@ -193,14 +199,9 @@ def test_the_gitlab_pipeline_keeps_one_sticky_note(
     tmp_path: Path, existing: str, verb: str
 ) -> None:
     (script,) = [s for s in _gitlab_job()["script"] if "PRIVATE-TOKEN" in s]
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    (bin_dir / "curl").write_text(FAKE_CURL)
-    (bin_dir / "curl").chmod(0o755)
-    (tmp_path / "report.md").write_text("# gpufleet capacity report\n")
     calls = tmp_path / "calls"
     env = {
-        "PATH": f"{bin_dir}:{os.environ['PATH']}",
+        "PATH": fake_command(tmp_path, "curl", FAKE_CURL),
         "CI_API_V4_URL": "https://gitlab.example.com/api/v4",
         "CI_PROJECT_ID": "12",
         "CI_MERGE_REQUEST_IID": "7",

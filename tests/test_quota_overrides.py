@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from compiler.diagnostics import CompileError, Diagnostic
 from compiler.pipeline import compile_policies
 from tests import fleets
 from tests.conftest import PolicyWriter
+from tests.test_grants import refusals
 
 POOLS = """
     - {name: l40s, nodes: 4, gpu: L40S, gpusPerNode: 4, hostMemory: 512Gi, cpu: 64}
@@ -63,12 +63,6 @@ def _tree(grant: str, team: str | None = None) -> dict[str, str]:
     return files
 
 
-def _refusals(root: Path) -> list[Diagnostic]:
-    with pytest.raises(CompileError) as caught:
-        compile_policies(root)
-    return [d for d in caught.value.diagnostics if d.severity.value == "error"]
-
-
 def _line(root: Path, relative: str, span_line: int) -> str:
     return (root / relative).read_text().splitlines()[span_line - 1]
 
@@ -116,7 +110,7 @@ def test_a_team_file_narrows_the_cluster_s_value(write_policies: PolicyWriter) -
 def test_an_override_beyond_the_cluster_is_the_conflict(write_policies: PolicyWriter) -> None:
     grant = _grant("    - {cluster: c2, tier: gpu, guaranteed: 20, limit: 20}\n")
     root = write_policies(_tree(grant), migrate=False)
-    (refusal,) = _refusals(root)
+    (refusal,) = refusals(root)
     assert refusal.code == "GF401" and "c2" in refusal.message
     clauses = [refusal.span, *(span for _, span in refusal.related)]
     assert any(
@@ -199,7 +193,7 @@ def test_a_wrong_override_is_refused_where_it_is_written(
     line: str,
 ) -> None:
     root = write_policies(_tree(_grant(overrides), team), migrate=False)
-    (refusal,) = _refusals(root)
+    (refusal,) = refusals(root)
     assert (refusal.code, message in refusal.message) == (code, True), refusal.message
     assert refusal.span is not None
     written = Path(refusal.span.file).relative_to(root).as_posix()
