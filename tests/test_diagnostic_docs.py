@@ -21,6 +21,9 @@ WITHOUT_EXAMPLES = {
     "GF121": "needs a symlink in out/, which a page cannot create: tests/test_output_paths.py",
     "GF122": "needs a symlink in policies/, which a page cannot create: tests/test_output_paths.py",
     "GF506": "needs another gpufleet holding the lock on out/: tests/test_output_lock.py",
+    "GF801": "read by `gpufleet inventory import`, which lands next: tests/test_inventory_read.py",
+    "GF802": "read by `gpufleet inventory import`, which lands next: tests/test_inventory_read.py",
+    "GF803": "read by `gpufleet inventory import`, which lands next: tests/test_inventory_read.py",
 }
 """Codes whose pages explain why they have no FAIL/PASS example."""
 

@@ -35,6 +35,31 @@ CURRENT_DRIVER: Final = "0.4"
 """The latest release (v0.4.1): what a cluster that declares no driverVersion runs."""
 STANDARD_DOMAIN = "resource.kubernetes.io"
 
+TYPE_ATTRIBUTE = "type"
+"""The attribute whose value says what a device is (`DEVICE_TYPES`); every class selects on it."""
+GPU_DEVICE, MIG_DEVICE, VFIO_DEVICE = "gpu", "mig", "vfio"
+DEVICE_TYPES = (GPU_DEVICE, MIG_DEVICE, VFIO_DEVICE)
+"""Values of `type` on the driver's GPU devices: a whole GPU, a MIG device, a GPU passed
+through to a VM (`DRIVER_CLASSES` selects each with one class)."""
+IDENTITY_ATTRIBUTES = ("productName", "architecture", "cudaComputeCapability")
+"""The attributes that say which GPU model a device is (NVML's name, architecture and compute
+capability; MIG devices carry their parent's), published by every release."""
+MEMORY_CAPACITY = "memory"
+"""The capacity holding a device's memory in bytes (a whole GPU: NVML's memory.total)."""
+MEMORY_SLICE_CAPACITY = "memorySlice"
+"""A MIG device's capacity `memorySlice<i>` (value 1) for every memory slice it spans."""
+PARENT_ATTRIBUTE, PROFILE_ATTRIBUTE = "parentUUID", "profile"
+"""A MIG device's parent GPU (its uuid) and MIG profile name (e.g. 3g.40gb)."""
+HEALTH_TAINTS = {
+    "xid": "an XID error (value: the XID; NoSchedule, or None for XIDs the monitor treats as "
+    "non-fatal)",
+    "gpu-lost": "the GPU fell off the bus (NoSchedule)",
+    "unmonitored": "the GPU's health cannot be monitored (None)",
+}
+"""Unqualified key -> meaning of the device taints the driver's health check puts on a GPU
+(driver gate NVMLDeviceHealthCheck, since 0.4; `device_health.go`)."""
+HEALTH_TAINTS_SINCE: Final = "0.4"
+
 ValueType = Literal["string", "int", "bool", "version"]
 """The DeviceAttribute field a value is published in: stringValue, intValue, boolValue or
 versionValue (a semantic version: compared with semver(...), never with a string)."""
@@ -144,6 +169,40 @@ def published(driver: str, version: str, device_type: str) -> Mapping[str, Drive
         for a in ATTRIBUTES
         if device_type in a.types and a.published_by(version)
     }
+
+
+def releases_publishing(driver: str, device_type: str, names: frozenset[str]) -> tuple[str, ...]:
+    """The releases whose attributes for `device_type` devices are consistent with a device
+    that publishes the qualified attribute `names`: every name it shows is one the release
+    publishes, and no attribute the table knows the release to publish without caveat
+    (an unverified or gate-dependent one may be missing) is missing. Oldest first."""
+    known = {a.qualified(driver) for a in ATTRIBUTES}
+    shown = names & known
+    found = []
+    for version in DRIVER_VERSIONS:
+        offered = published(driver, version, device_type)
+        certain = {
+            n for n, a in offered.items() if "unverified" not in a.note and a.value is not None
+        }
+        if shown <= set(offered) and certain <= shown | _OPTIONAL:
+            found.append(version)
+    return tuple(found)
+
+
+_OPTIONAL = frozenset({f"{NVIDIA_DRIVER}/brand", f"{NVIDIA_DRIVER}/cudaDriverVersion"})
+"""Attributes a release publishes only where NVML answers (left out of consistency)."""
+
+
+def health_taint(driver: str, key: str) -> str | None:
+    """What the driver's health taint `key` (qualified) means, or None if it is none of them."""
+    domain, _, name = key.partition("/")
+    return HEALTH_TAINTS.get(name) if domain == driver else None
+
+
+def qualified(driver: str, name: str) -> str:
+    """An attribute or capacity name as the scheduler reads it: unqualified names are in the
+    driver's own domain."""
+    return name if "/" in name else f"{driver}/{name}"
 
 
 def attribute(driver: str, name: str) -> DriverAttribute | None:

@@ -38,6 +38,7 @@ _BY_RANGE = {
     "GF5": "output",
     "GF6": "quotas",
     "GF7": "output",
+    "GF8": "input",
 }
 """The layer of a code by its hundred (GF6xx: warnings about what a usage needs)."""
 

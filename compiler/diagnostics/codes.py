@@ -2,7 +2,8 @@
 
 Ranges: GF0xx internal, GF1xx input (exit 2), GF2xx policy semantics (exit 1),
 GF3xx device selection (CEL), GF4xx feasibility, GF5xx output, GF6xx warnings about
-feature gates and versions.
+feature gates and versions, GF7xx admission cost, GF8xx a cluster's live inventory (GF80x
+reading a dump, GF81x importing it).
 """
 
 from __future__ import annotations
@@ -364,6 +365,17 @@ CODES: dict[str, Code] = _codes(
         W,
         EXIT_OK,
         "a tier's sharing needs an NVIDIA DRA driver feature gate the cluster does not declare",
+    ),
+    Code("GF801", "dump-not-objects", E, EXIT_INPUT, "a dump holds no Kubernetes object or List"),
+    Code(
+        "GF802",
+        "dump-invalid-object",
+        E,
+        EXIT_INPUT,
+        "an object of a dump lacks a field or has one of the wrong type",
+    ),
+    Code(
+        "GF803", "dump-skipped-object", W, EXIT_OK, "an object of a dump that import does not read"
     ),
 )
 

@@ -102,9 +102,10 @@ class _Collection:
 class _Budget:
     """Counts nodes and depth event by event, expanding aliases arithmetically."""
 
-    def __init__(self, shown: str, kinds: _EventKinds) -> None:
+    def __init__(self, shown: str, kinds: _EventKinds, max_nodes: int) -> None:
         self.shown = shown
         self.kinds = kinds
+        self.max_nodes = max_nodes
         self.total = 0
         self.open: list[_Collection] = []
         self.anchors: dict[str, tuple[int, int]] = {}
@@ -154,11 +155,11 @@ class _Budget:
                 "policies are a few levels deep; flatten this structure",
             )
         self.total += nodes
-        if self.total > MAX_NODES_PER_FILE:
+        if self.total > self.max_nodes:
             expanded = " (aliases expanded)" if isinstance(event, self.kinds.alias) else ""
             raise fail(
                 "GF120",
-                f"file has more than {MAX_NODES_PER_FILE} YAML nodes{expanded}",
+                f"file has more than {self.max_nodes} YAML nodes{expanded}",
                 self.span(event),
                 "split the policy into smaller files; anchors and aliases that multiply are "
                 "refused",
@@ -221,9 +222,10 @@ UNSUPPORTED_YAML_VERSION = "found incompatible YAML document"
 """libyaml's message for a `%YAML` directive other than 1.1 or 1.2."""
 
 
-def check_budget(text: str, shown: str) -> None:
-    """Raise CompileError if `text` is not YAML, or is larger, deeper or stranger than allowed."""
-    budget = _Budget(shown, _LIBYAML_EVENTS)
+def check_budget(text: str, shown: str, max_nodes: int = MAX_NODES_PER_FILE) -> None:
+    """Raise CompileError if `text` is not YAML, or is larger, deeper or stranger than allowed
+    (`max_nodes`: a policy file's budget unless the reader of a larger kind of file says)."""
+    budget = _Budget(shown, _LIBYAML_EVENTS, max_nodes)
     try:
         for event in yaml.parse(text, Loader=_LOADER):
             budget.feed(event)
@@ -259,13 +261,15 @@ def check_budget(text: str, shown: str) -> None:
         raise fail("GF109", message, _position(text[: error.start], shown, 1 << 62)) from None
 
 
-def check_yaml12_budget(events: Iterable[Event], shown: str) -> None:
+def check_yaml12_budget(
+    events: Iterable[Event], shown: str, max_nodes: int = MAX_NODES_PER_FILE
+) -> None:
     """Raise CompileError if ruamel.yaml's events for a text (which libyaml could not parse)
     are larger, deeper or stranger than allowed, stopping at the first event past a budget.
 
     Syntax errors are ruamel.yaml's own to raise: the caller then reports libyaml's.
     """
-    budget = _Budget(shown, _yaml12_events())
+    budget = _Budget(shown, _yaml12_events(), max_nodes)
     for event in events:
         budget.feed(event)
 

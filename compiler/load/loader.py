@@ -169,7 +169,7 @@ def load_file(path: FsPath, shown: str, origin: str) -> list[SourceDocument]:
     return parse_documents(text, shown, origin)
 
 
-def compose(text: str, shown: str) -> tuple[list[Any], bool]:
+def compose(text: str, shown: str, max_nodes: int = MAX_NODES_PER_FILE) -> tuple[list[Any], bool]:
     """The documents' root nodes, and whether plain scalars still need YAML 1.2 resolution.
 
     The budget pass (load.budget: node and depth budgets with aliases expanded, core tags
@@ -180,7 +180,7 @@ def compose(text: str, shown: str) -> tuple[list[Any], bool]:
     checked on ruamel.yaml's events before it composes anything.
     """
     try:
-        check_budget(text, shown)
+        check_budget(text, shown, max_nodes)
     except CompileError as error:
         if [d.code for d in error.diagnostics] != ["GF101"]:
             raise
@@ -188,7 +188,7 @@ def compose(text: str, shown: str) -> tuple[list[Any], bool]:
         from ruamel.yaml.error import YAMLError
 
         try:
-            check_yaml12_budget(YAML(typ="safe", pure=True).parse(text), shown)
+            check_yaml12_budget(YAML(typ="safe", pure=True).parse(text), shown, max_nodes)
             return list(YAML(typ="safe", pure=True).compose_all(text)), False
         except (YAMLError, RecursionError, AssertionError):
             # ruamel.yaml asserts on some input it cannot read (a %YAML version it does not
@@ -197,8 +197,12 @@ def compose(text: str, shown: str) -> tuple[list[Any], bool]:
     return list(pyyaml.compose_all(text, Loader=_LIBYAML)), True
 
 
-def parse_documents(text: str, shown: str, origin: str) -> list[SourceDocument]:
-    """Parse YAML text (possibly several documents) into SourceDocuments.
+def parse_documents(
+    text: str, shown: str, origin: str, max_nodes: int = MAX_NODES_PER_FILE
+) -> list[SourceDocument]:
+    """Parse YAML text (possibly several documents) into SourceDocuments, refusing more than
+    `max_nodes` nodes (a policy file's budget unless the caller reads a larger kind of file:
+    a cluster dump, compiler.inventory).
 
     Documents are composed into nodes (positions on every node) and turned into builtins here
     under the YAML 1.2 core schema, so duplicate keys, tags, merge keys and alias expansion are
@@ -206,11 +210,11 @@ def parse_documents(text: str, shown: str, origin: str) -> list[SourceDocument]:
     """
     documents: list[SourceDocument] = []
     try:
-        roots, resolve_plain = compose(text, shown)
+        roots, resolve_plain = compose(text, shown, max_nodes)
         for index, root in enumerate(roots):
             if root is None or (root.id == "scalar" and _tag(root, resolve_plain) == _NULL):
                 continue
-            converter = _Converter(shown, resolve_plain)
+            converter = _Converter(shown, resolve_plain, max_nodes)
             converter.positions[()] = _position(root)
             data = converter.convert(root, (), 0)
             documents.append(SourceDocument(shown, origin, index, data, converter.positions))
@@ -289,9 +293,10 @@ def _position(node: Any) -> tuple[int, int]:
 class _Converter:
     """Turns composed nodes into builtins, recording a span for every node."""
 
-    def __init__(self, file: str, resolve_plain: bool) -> None:
+    def __init__(self, file: str, resolve_plain: bool, max_nodes: int) -> None:
         self.file = file
         self.resolve_plain = resolve_plain
+        self.max_nodes = max_nodes
         self.positions: dict[Path, tuple[int, int]] = {}
         self.nodes = 0
 
@@ -304,8 +309,8 @@ class _Converter:
 
     def convert(self, node: Any, path: Path, depth: int) -> Any:
         self.nodes += 1
-        if self.nodes > MAX_NODES_PER_FILE:
-            message = f"document expands to more than {MAX_NODES_PER_FILE} nodes"
+        if self.nodes > self.max_nodes:
+            message = f"document expands to more than {self.max_nodes} nodes"
             hint = "anchors and aliases that multiply are refused"
             raise fail("GF103", message, self._at(path), hint)
         if depth > MAX_DEPTH:
