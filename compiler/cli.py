@@ -311,7 +311,9 @@ def _run_command(args: argparse.Namespace, output: DiagnosticOutput) -> int:
     cache = _compile_cache(args)
     if args.check and cache is not None and (record := cache.up_to_date()) is not None:
         return _check_from_cache(args, output, record, timings)
-    compiled = compile_as_compile_would(args, report, timings)
+    compiled = compile_as_compile_would(
+        args, report, timings, cache.clusters if cache is not None else None
+    )
     report(compiled.warnings)
     output.suppress([s for silenced in compiled.fleet.suppressions for s in silenced.suppressed()])
     if args.validate:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from compiler.cache.clusters import ClusterCache, ClusterResult
 from compiler.catalog import load_catalog
 from compiler.diagnostics import Diagnostic, fail
-from compiler.emit import build_tree
+from compiler.emit import assemble_tree, emit_clusters
 from compiler.emit.kueue_quota import overcommitted
 from compiler.ir import ClusterPlan, ResolvedFleet
 from compiler.load import load_policies
@@ -87,9 +88,31 @@ def compile_policies(
     previous: dict[str, ClusterPlan] | None = None,
     timings: StageTimings = NO_TIMINGS,
     explain_time_limit: float = DEFAULT_EXPLAIN_TIME_LIMIT,
+    cache: ClusterCache | None = None,
 ) -> Compiled:
-    """Compile a policy directory into the output tree, in memory (report.md included)."""
-    fleet, plans = check_policies(policies, time_limit, previous, timings, explain_time_limit)
+    """Compile a policy directory into the output tree, in memory (report.md included).
+
+    With a `cache`, a cluster whose inputs and previous plan are those of a cached result is
+    neither solved nor emitted: its plan and files come from the cache, and the clusters
+    compiled afresh are added to it.
+    """
+    fleet = resolve_policies(policies, timings)
+    before = previous or {}
+    reused = cache.lookup(fleet, before) if cache is not None else {}
+    fresh = replace(fleet, clusters=tuple(c for c in fleet.clusters if c.name not in reused))
+    with timings.stage("solve"):
+        fresh_plans = tuple(solve_fleet(fresh, time_limit, previous, explain_time_limit))
+    check_kueue_promises(fresh, fresh_plans)
     with timings.stage("emit"):
-        tree = {**build_tree(fleet, list(plans)), REPORT: build_report(fleet, plans)}
+        results = dict(reused)
+        for plan, (files, synced) in zip(
+            fresh_plans, emit_clusters(fresh, fresh_plans), strict=True
+        ):
+            results[plan.cluster] = ClusterResult(plan, files, tuple(synced))
+        ordered = [results[c.name] for c in fleet.clusters]
+        plans = tuple(r.plan for r in ordered)
+        tree = assemble_tree(fleet, plans, [(r.files, list(r.synced)) for r in ordered])
+        tree[REPORT] = build_report(fleet, plans)
+    if cache is not None:
+        cache.store(fleet, before, {p.cluster: results[p.cluster] for p in fresh_plans})
     return Compiled(fleet, plans, dict(sorted(tree.items())))

@@ -11,6 +11,7 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path, PurePosixPath
 
+from compiler.cache.clusters import ClusterCache
 from compiler.diagnostics import Diagnostic, Span, fail
 from compiler.diagnostics.codes import EXIT_OK
 from compiler.diagnostics.terminal import visible
@@ -118,15 +119,19 @@ def note_foreign(out: Path, paths: Sequence[str]) -> None:
 
 
 def compile_as_compile_would(
-    args: argparse.Namespace, report: Reporter, timings: StageTimings = NO_TIMINGS
+    args: argparse.Namespace,
+    report: Reporter,
+    timings: StageTimings = NO_TIMINGS,
+    cache: ClusterCache | None = None,
 ) -> Compiled:
     """The tree `gpufleet compile` would write with these arguments (over the plans in --out):
-    compile, diff, report and render all compile through here, so they show the same tree."""
+    compile, diff, report and render all compile through here, so they show the same tree
+    (`compile` reuses the clusters of the cache, which gives the same tree faster)."""
     with timings.stage("load"):
         previous, problems = read_previous_plans(args.out)
     report(problems)
     return compile_policies(
-        args.policies, args.solver_time_limit, previous, timings, args.explain_time_limit
+        args.policies, args.solver_time_limit, previous, timings, args.explain_time_limit, cache
     )
 
 

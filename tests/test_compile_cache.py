@@ -12,6 +12,7 @@ import pytest
 
 import compiler.cli
 from compiler.cache import CompileOptions, compile_key
+from compiler.cache.key import code_digest
 from compiler.cache.store import CompileRecord, read_record, write_record
 from compiler.pipeline import Compiled
 
@@ -179,7 +180,7 @@ def test_the_key_covers_code_templates_policies_and_options(tmp_path: Path):
     out = tmp_path / "out"
 
     def key(options: CompileOptions = OPTIONS) -> str:
-        return compile_key(policies, out, options, code_roots=(code, templates))
+        return compile_key(policies, out, options, code_digest((code, templates)))
 
     before = key()
     assert key() == before  # deterministic

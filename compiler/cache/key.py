@@ -17,8 +17,9 @@ The previous plans steer the solver, but they are in out/, whose digest a record
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
-import importlib.metadata
+import os
 import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -41,17 +42,9 @@ class CompileOptions:
     validate: bool
 
 
-def compile_key(
-    policies: Path,
-    out: Path,
-    options: CompileOptions,
-    code_roots: Iterable[Path] | None = None,
-) -> str:
-    """The hex key of compiling `policies` over `out` with `options` by this compiler.
-
-    `code_roots` are the directories whose files are the compiler's code and templates (by
-    default the installed `compiler` package and its templates; tests pass their own).
-    """
+def compile_key(policies: Path, out: Path, options: CompileOptions, code: str) -> str:
+    """The hex key of compiling `policies` over `out` with `options` by the compiler whose
+    code_digest is `code`."""
     digest = hashlib.sha256()
 
     def add(*parts: str | bytes) -> None:
@@ -60,15 +53,8 @@ def compile_key(
             digest.update(len(data).to_bytes(8, "little"))
             digest.update(data)
 
-    add(KEY_FORMAT, compiler.__version__, sys.version, repr(options))
+    add(KEY_FORMAT, repr(options), code)
     add(str(policies.resolve()), str(out.resolve()), str(Path.cwd().resolve()))
-    for distribution in _distributions():
-        add("distribution", distribution)
-    roots = (Path(compiler.__file__).parent, templates_dir()) if code_roots is None else code_roots
-    for root in roots:
-        add("code", str(root))
-        for path in _files_below(root, lambda p: "__pycache__" not in p.parts):
-            add(path.relative_to(root).as_posix(), path.read_bytes())
     add("policies")
     for path in _files_below(policies, lambda p: p.suffix in POLICY_SUFFIXES, keep_other=True):
         relative = path.relative_to(policies).as_posix()
@@ -76,12 +62,37 @@ def compile_key(
     return digest.hexdigest()
 
 
+def code_digest(code_roots: Iterable[Path] | None = None) -> str:
+    """A hash of the compiler that runs: its version, the Python version, the installed
+    distributions and every file of the `compiler` package and of the templates (an edited
+    checkout never matches what the code before the edit wrote).
+
+    `code_roots` are the directories whose files are the compiler's code and templates (by
+    default the installed `compiler` package and its templates; tests pass their own).
+    """
+    digest = hashlib.sha256()
+    digest.update(f"{compiler.__version__}\0{sys.version}\0".encode())
+    for distribution in _distributions():
+        digest.update(f"distribution {distribution}\0".encode())
+    roots = (Path(compiler.__file__).parent, templates_dir()) if code_roots is None else code_roots
+    for root in roots:
+        digest.update(f"code {root}\0".encode())
+        for path in _files_below(root, lambda p: "__pycache__" not in p.parts):
+            data = path.read_bytes()
+            name = path.relative_to(root).as_posix()
+            digest.update(f"{name}\0{len(data)}\0".encode("utf-8", "surrogateescape") + data)
+    return digest.hexdigest()
+
+
 def _distributions() -> list[str]:
-    """`name==version` of every installed distribution, sorted."""
-    found = {
-        f"{dist.metadata['Name']}=={dist.version}" for dist in importlib.metadata.distributions()
-    }
-    return sorted(found)
+    """The metadata directories (`<name>-<version>.dist-info`) of every installed
+    distribution on the import path, sorted: their names say which versions are installed,
+    and listing them is much cheaper than reading each one's metadata."""
+    found: set[str] = set()
+    for entry in sys.path:
+        with contextlib.suppress(OSError):
+            found.update(os.listdir(entry or "."))
+    return sorted(name for name in found if name.endswith((".dist-info", ".egg-info")))
 
 
 def _files_below(

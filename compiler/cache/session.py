@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from compiler.cache.key import CompileOptions, compile_key
+from compiler.cache.clusters import ClusterCache
+from compiler.cache.key import CompileOptions, code_digest, compile_key
 from compiler.cache.store import (
     CompileRecord,
     cache_directory,
@@ -31,17 +32,24 @@ class CompileCache:
     policies: Path
     out: Path
     options: CompileOptions
+    code: str
     key: str
 
     @classmethod
     def open(cls, policies: Path, out: Path, options: CompileOptions) -> CompileCache | None:
         """The cache for this compile, or None when its key cannot be computed (a policy
         file that cannot be read: the compile then says why)."""
+        code = code_digest()
         try:
-            key = compile_key(policies, out, options)
+            key = compile_key(policies, out, options, code)
         except OSError:
             return None
-        return cls(cache_directory(), policies, out, options, key)
+        return cls(cache_directory(), policies, out, options, code, key)
+
+    @property
+    def clusters(self) -> ClusterCache:
+        """The per-cluster results of earlier compiles (solve and emit only what changed)."""
+        return ClusterCache(self.directory / "clusters", self.options, self.code)
 
     def up_to_date(self) -> CompileRecord | None:
         """The record that says out/, as it is now, is what this compile would write."""
@@ -55,7 +63,7 @@ class CompileCache:
         caller has just written it or found it so, with nothing foreign in out/); False
         when it was not recorded (inputs changed meanwhile, no writable cache directory)."""
         try:
-            unchanged = compile_key(self.policies, self.out, self.options) == self.key
+            unchanged = compile_key(self.policies, self.out, self.options, self.code) == self.key
         except OSError:
             return False
         if not unchanged:

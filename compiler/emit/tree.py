@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from compiler.emit.argocd import SyncedKind, argocd_manifests, synced_kind
 from compiler.emit.manifest import Manifest
 from compiler.emit.registry import EMITTERS
@@ -44,15 +46,23 @@ def cluster_files(view: ClusterView) -> ClusterFiles:
     return files, kinds
 
 
-def build_tree(fleet: ResolvedFleet, plans: list[ClusterPlan]) -> dict[str, str]:
-    """Every file gpufleet owns below out/, path -> text."""
-    tree: dict[str, str] = {}
+def emit_clusters(fleet: ResolvedFleet, plans: Sequence[ClusterPlan]) -> list[ClusterFiles]:
+    """Every cluster's files and synced kinds, in the fleet's cluster order (in worker
+    processes for large fleets); `plans` holds a plan for each of the fleet's clusters."""
     plan_of = {plan.cluster: plan for plan in plans}
-    synced: list[SyncedKind] = []
-    per_cluster = map_in_order(
+    return map_in_order(
         lambda cluster: cluster_files(ClusterView(cluster, fleet, plan_of[cluster.name])),
         fleet.clusters,
     )
+
+
+def assemble_tree(
+    fleet: ResolvedFleet, plans: Sequence[ClusterPlan], per_cluster: Sequence[ClusterFiles]
+) -> dict[str, str]:
+    """Every file gpufleet owns below out/, path -> text: each cluster's files (in the fleet's
+    cluster order, as emit_clusters gives them) and the fleet-wide indexes over them."""
+    tree: dict[str, str] = {}
+    synced: list[SyncedKind] = []
     for files, kinds in per_cluster:
         tree.update(files)
         synced += kinds
@@ -61,3 +71,8 @@ def build_tree(fleet: ResolvedFleet, plans: list[ClusterPlan]) -> dict[str, str]
     for plan in plans:
         tree[f"plan/{plan.cluster}.json"] = plan.to_json()
     return dict(sorted(tree.items()))
+
+
+def build_tree(fleet: ResolvedFleet, plans: Sequence[ClusterPlan]) -> dict[str, str]:
+    """Every file gpufleet owns below out/, path -> text, every cluster emitted afresh."""
+    return assemble_tree(fleet, plans, emit_clusters(fleet, plans))

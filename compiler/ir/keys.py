@@ -9,7 +9,7 @@ back (ir.plan) turns text into a key again, with `parse`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import total_ordering
+from functools import cached_property, total_ordering
 
 WHOLE_GPU = "gpu"
 """The device name of a whole GPU, beside MIG profile names (`3g.40gb`)."""
@@ -23,7 +23,19 @@ class _TextOrdered:
     def __lt__(self, other: object) -> bool:
         if type(other) is not type(self):
             return NotImplemented
-        return str(self) < str(other)
+        return self._text < other._text
+
+    @cached_property
+    def _text(self) -> str:
+        # a key's text is asked for hundreds of thousands of times in sorts: written once
+        return self.text()
+
+    def __str__(self) -> str:
+        return self._text
+
+    def text(self) -> str:
+        """The key as the plan file writes it."""
+        raise NotImplementedError
 
 
 @dataclass(frozen=True, eq=True)
@@ -35,7 +47,7 @@ class GuaranteeKey(_TextOrdered):
     namespace: str
     tier: str
 
-    def __str__(self) -> str:
+    def text(self) -> str:
         return f"{self.team}/{self.namespace}/{self.tier}"
 
     @staticmethod
@@ -54,7 +66,7 @@ class DeviceKey(_TextOrdered):
     device: str
     """`gpu` (WHOLE_GPU) or a MIG profile name."""
 
-    def __str__(self) -> str:
+    def text(self) -> str:
         kind = WHOLE_GPU if self.device == WHOLE_GPU else _MIG_PREFIX + self.device
         return f"{self.pool}/{kind}"
 
@@ -78,7 +90,7 @@ class GroupKey(_TextOrdered):
     number: int = 0
     added: bool = False
 
-    def __str__(self) -> str:
+    def text(self) -> str:
         if self.added:
             return f"{self.pool}+"
         return self.pool if self.number == 0 else f"{self.pool}#{self.number}"

@@ -131,8 +131,12 @@ def check_shared_claims(facts: FleetFacts) -> Iterator[Diagnostic]:
     teams, clusters = facts.teams, facts.clusters
     by_name = {t.name: t for t in facts.policies.tiers}
     placed = {(p.team.name, p.index) for c in clusters for p in shared_claims(c)}
+    clusters_of: dict[str, set[str]] = {}
+    for cluster in clusters:
+        for member in cluster.teams:
+            clusters_of.setdefault(member.name, set()).add(cluster.name)
     for team in teams:
-        present = {c.name for c in clusters if any(t.name == team.name for t in c.teams)}
+        present = clusters_of.get(team.name, set())
         seen: dict[tuple[str, str], int] = {}
         for index, claim in enumerate(team.spec.shared_claims):
             path = ("spec", "sharedClaims", index)

@@ -68,8 +68,12 @@ def node_groups(cluster: ResolvedCluster, active: frozenset[str] | None = None) 
                 )
             )
             continue
+        untainted: Signature = (frozenset(), (frozenset(),) * width)
         for index in range(pool.pool.nodes):
-            node_wide, per_device = per_node.get(index, (frozenset(), {}))
+            if index not in per_node:  # most nodes: no taint, one shared signature
+                signatures[untainted].append(index)
+                continue
+            node_wide, per_device = per_node[index]
             devices = tuple(frozenset(per_device.get(i, ())) for i in range(width))
             signatures[(node_wide, devices)].append(index)
         ordered = sorted(signatures.items(), key=lambda item: item[1][0])

@@ -1,0 +1,144 @@
+"""Each cluster's plan and objects from earlier compiles, so that a compile solves and emits
+only the clusters whose inputs changed.
+
+A cluster's result is a pure function of what solve and emit read: the cluster's resolved
+policy, the fleet-wide objects emit sees (the Fleet and the priority ladder), the cluster's
+previous plan (the solver keeps its MIG layouts), the solver's time limits and the compiler
+itself. The entry's key is a fingerprint of exactly those (compiler.cache.fingerprint), so a
+one-team edit re-solves and re-emits the clusters that team is in and reuses the rest.
+
+A compile that starts from plan X and solves plan P stores P under the key with X; when P
+differs from X it stores P under the key with P as well, because the next compile reads P
+back as its previous plan and compiling from the written plan gives that plan again (the
+solver's last objective is canonical: `compiler.solve.solver._canonical`). Without that
+second entry, every cluster would miss once after each compile that changed its plan.
+
+Entries are zlib-compressed pickles in `<cache directory>/clusters/<key>`, written to a
+temporary file and renamed, so concurrent runs each leave a whole entry; anything unreadable
+is a miss. The least recently used entries beyond MAX_ENTRIES are deleted after each store.
+The directory is the user's own, like ~/.cache in general: an entry is trusted as far as the
+account that wrote it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pickle
+import tempfile
+import zlib
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from compiler.cache.fingerprint import fingerprint
+from compiler.cache.key import CompileOptions
+from compiler.emit.argocd import SyncedKind
+from compiler.ir import ClusterPlan, ResolvedCluster, ResolvedFleet
+
+ENTRY_FORMAT = "gpufleet-cluster-entry/1"
+"""Changes whenever an entry's contents or its key's parts change."""
+
+MIN_ENTRIES = 256
+"""The least number of entries kept (the limit is MIN_ENTRIES or 4 per cluster, the larger)."""
+
+
+@dataclass(frozen=True)
+class ClusterResult:
+    """What solve and emit made of one cluster: its plan, its files below out/ and the kinds
+    of object Argo CD syncs for it."""
+
+    plan: ClusterPlan
+    files: dict[str, str]
+    synced: tuple[SyncedKind, ...]
+
+
+@dataclass(frozen=True)
+class ClusterCache:
+    """The per-cluster entries in `directory` as one compile with `options` by the compiler
+    whose code_digest is `code` sees them."""
+
+    directory: Path
+    options: CompileOptions
+    code: str
+
+    def key(
+        self, cluster: ResolvedCluster, fleet: ResolvedFleet, previous: ClusterPlan | None
+    ) -> str:
+        """The key of `cluster`'s result when compiled over the `previous` plan."""
+        return fingerprint(
+            ENTRY_FORMAT,
+            self.code,
+            repr(self.options),
+            cluster,
+            fleet.ladder,
+            fleet.fleet,
+            previous.to_json() if previous is not None else None,
+        )
+
+    def lookup(
+        self, fleet: ResolvedFleet, previous: Mapping[str, ClusterPlan]
+    ) -> dict[str, ClusterResult]:
+        """The results of the clusters whose key has an entry, by cluster name."""
+        found: dict[str, ClusterResult] = {}
+        for cluster in fleet.clusters:
+            result = self._read(self.key(cluster, fleet, previous.get(cluster.name)))
+            if result is not None and result.plan.cluster == cluster.name:
+                found[cluster.name] = result
+        return found
+
+    def store(
+        self,
+        fleet: ResolvedFleet,
+        previous: Mapping[str, ClusterPlan],
+        results: Mapping[str, ClusterResult],
+    ) -> None:
+        """Keep the results of freshly compiled clusters (see the module's docstring for the
+        two keys of each); a cache that cannot be written stays as it was."""
+        for cluster in fleet.clusters:
+            result = results.get(cluster.name)
+            if result is None:
+                continue
+            before = previous.get(cluster.name)
+            self._write(self.key(cluster, fleet, before), result)
+            if before is None or before.to_json() != result.plan.to_json():
+                settled = replace(result, plan=replace(result.plan, changed_nodes=()))
+                self._write(self.key(cluster, fleet, result.plan), settled)
+        self._prune(max(MIN_ENTRIES, 4 * len(fleet.clusters)))
+
+    def _read(self, key: str) -> ClusterResult | None:
+        path = self.directory / key
+        try:
+            format_, stored_key, result = pickle.loads(zlib.decompress(path.read_bytes()))
+            os.utime(path)  # recently used: pruned last
+        except Exception:  # any unreadable entry (corrupt, another format) is a miss
+            return None
+        if format_ != ENTRY_FORMAT or stored_key != key or not isinstance(result, ClusterResult):
+            return None
+        return result
+
+    def _write(self, key: str, result: ClusterResult) -> None:
+        data = zlib.compress(pickle.dumps((ENTRY_FORMAT, key, result), protocol=5), 1)
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            handle, temporary = tempfile.mkstemp(prefix=".entry-", dir=self.directory)
+        except OSError:
+            return
+        try:
+            with os.fdopen(handle, "wb") as file:
+                file.write(data)
+            os.replace(temporary, self.directory / key)
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+
+    def _prune(self, keep: int) -> None:
+        """Delete the least recently used entries beyond `keep`."""
+        try:
+            entries = [e for e in os.scandir(self.directory) if not e.name.startswith(".")]
+            entries.sort(key=lambda e: e.stat().st_mtime_ns, reverse=True)
+        except OSError:
+            return
+        for entry in entries[keep:]:
+            with contextlib.suppress(OSError):
+                os.unlink(entry.path)

@@ -1,0 +1,118 @@
+"""Incremental compile (issue 20): a compile that reuses cached clusters writes exactly what a
+compile from scratch writes, whatever sequence of edits came before.
+
+Each case is a random two-cluster fleet (tests/random_fleets.py), compiled, compiled again
+unchanged (both clusters must be reused), then edited step by step at random: a number in a
+policy file moved up or down, a comment line added (positions move, values do not), a file
+deleted, an earlier version of a file put back (the edit most likely to find a stale entry),
+or nothing. After every step the same policies are compiled twice, each over its own out/:
+once with the cache (reusing what earlier steps stored), once without it. Their exit codes
+and their out/ trees must be equal byte for byte, including when the edit broke the fleet.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+import pytest
+
+from compiler.cache.clusters import ClusterCache, ClusterResult
+from compiler.ir import ClusterPlan, ResolvedFleet
+from tests.random_fleets import fleet
+
+Cli = Callable[..., tuple[int, str, str]]
+SEEDS = (6, 10, 19, 33, 37, 53, 56)
+"""Seeds whose generated fleet has two clusters and is feasible (so steps can reuse one)."""
+STEPS = 10
+NUMBER = re.compile(r"(?<=: )[0-9]+\b")
+
+
+def _write(root: Path, files: dict[str, str]) -> None:
+    for relative, text in files.items():
+        path = root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+def _tree(out: Path) -> dict[str, bytes]:
+    if not out.is_dir():
+        return {}
+    return {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+
+
+def _edit(rng: random.Random, policies: Path, versions: dict[str, list[str | None]]) -> str:
+    """Apply one random edit to the policy tree, recording each file's versions (None:
+    deleted); what it did, for the failure message."""
+    kind = rng.choice(("number",) * 3 + ("comment", "delete", "restore", "restore", "none"))
+    if kind == "none":
+        return "nothing (compiled again)"
+    touched = sorted(relative for relative, texts in versions.items() if len(texts) > 1)
+    if kind == "restore" and touched:
+        relative = rng.choice(touched)
+        _put(policies / relative, versions[relative][-2])
+        versions[relative].append(versions[relative][-2])
+        return f"restored {relative}"
+    files = sorted(p.relative_to(policies).as_posix() for p in policies.rglob("*.yaml"))
+    relative = rng.choice(files)
+    text = (policies / relative).read_text()
+    edited: str | None = text
+    if kind == "delete" and not relative.startswith("clusters/"):
+        edited, did = None, "deleted"
+    elif kind == "comment":
+        edited, did = f"# edited\n{text}", "commented"
+    elif numbers := list(NUMBER.finditer(text)):
+        found = rng.choice(numbers)
+        value = max(0, int(found.group()) + rng.choice((-1, 1, 2)))
+        edited, did = f"{text[: found.start()]}{value}{text[found.end() :]}", f"set {value} in"
+    else:
+        return f"left {relative} as it was"
+    _put(policies / relative, edited)
+    versions.setdefault(relative, [text]).append(edited)
+    return f"{did} {relative}"
+
+
+def _put(path: Path, text: str | None) -> None:
+    if text is None:
+        path.unlink()
+    else:
+        path.write_text(text)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_incremental_compiles_equal_compiles_from_scratch(
+    seed: int, run_cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    policies, cached_out, scratch_out = (tmp_path / n for n in ("policies", "cached", "scratch"))
+    _write(policies, fleet(seed))
+    reused: list[int] = []
+    real_lookup = ClusterCache.lookup
+
+    def counted_lookup(
+        self: ClusterCache, fleet_: ResolvedFleet, previous: Mapping[str, ClusterPlan]
+    ) -> dict[str, ClusterResult]:
+        found = real_lookup(self, fleet_, previous)
+        reused.append(len(found))
+        return found
+
+    monkeypatch.setattr(ClusterCache, "lookup", counted_lookup)
+    monkeypatch.setenv("GPUFLEET_CACHE", str(tmp_path / "cache"))
+    rng = random.Random(f"incremental-{seed}")
+    versions: dict[str, list[str | None]] = {}
+    done = ["the generated fleet"]
+    for step in range(STEPS + 1):
+        if step == 1:
+            done.append("nothing (compiled again)")
+        elif step > 1:
+            done.append(_edit(rng, policies, versions))
+        monkeypatch.delenv("GPUFLEET_NO_CACHE", raising=False)
+        cached = run_cli("compile", "--policies", policies, "--out", cached_out)[0]
+        monkeypatch.setenv("GPUFLEET_NO_CACHE", "1")
+        scratch = run_cli("compile", "--policies", policies, "--out", scratch_out)[0]
+        assert cached == scratch, f"seed {seed}, after {done}: exit {cached} != {scratch}"
+        assert _tree(cached_out) == _tree(scratch_out), f"seed {seed}, after {done}"
+        assert step or cached == 0, f"seed {seed}: the generated fleet does not compile"
+        if step == 1:
+            assert reused == [0, 2], f"seed {seed}: compiled again, it did not reuse both clusters"
