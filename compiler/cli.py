@@ -14,39 +14,20 @@ from contextlib import ExitStack, nullcontext, redirect_stdout
 from pathlib import Path
 
 from compiler import __version__
-from compiler.cache import CompileCache, CompileOptions, CompileRecord
-from compiler.diagnostics import CompileError, Diagnostic, Problems, Span, exit_code_for, fail
+from compiler.diagnostics import CompileError, Diagnostic, exit_code_for, fail
 from compiler.diagnostics.codes import (
     EXIT_CODES,
     EXIT_INPUT,
     EXIT_INTERNAL,
-    EXIT_OK,
     EXIT_POLICY,
     EXIT_STRICT,
 )
-from compiler.diagnostics.document import diagnostics_schema_text
+from compiler.diagnostics.diagnostic import Span
 from compiler.diagnostics.formats import DOCUMENT_FORMATS, FORMATS
 from compiler.diagnostics.output import DiagnosticOutput
-from compiler.diagnostics.terminal import visible
-from compiler.ir import ResolvedFleet
-from compiler.load.loader import display_path
-from compiler.migrate import migrate, plan_migration
-from compiler.model.schema import policy_schema_text
-from compiler.owners import codeowners_text, ownership, ownership_problems
-from compiler.pipeline import Compiled, check_policies, resolve_policies
-from compiler.report import read_previous_plans
-from compiler.review import (
-    REVIEW_COMMANDS,
-    add_review_arguments,
-    compile_as_compile_would,
-    conflict_diagnostics,
-    note_foreign,
-    out_from_repository_root,
-)
-from compiler.solve import DEFAULT_EXPLAIN_TIME_LIMIT, DEFAULT_TIME_LIMIT
-from compiler.solve.breakdown import capacity_breakdown
-from compiler.timings import StageTimings
-from compiler.write import OutputConflict, compare_tree, write_tree
+from compiler.limits import DEFAULT_EXPLAIN_TIME_LIMIT, DEFAULT_TIME_LIMIT
+from compiler.quick_check import answer_from_record, compile_cache
+from compiler.repository import out_from_repository_root
 from compiler.write.lock import DEFAULT_LOCK_TIMEOUT, locked
 
 
@@ -179,7 +160,7 @@ def _parser() -> argparse.ArgumentParser:
                 help="how long to wait for another gpufleet using the output directory "
                 "(default: %(default)s)",
             )
-        add_review_arguments(name, sub)
+        _review_arguments(name, sub)
         if name == "compile":
             sub.add_argument(
                 "--check",
@@ -212,6 +193,28 @@ def _parser() -> argparse.ArgumentParser:
         help="print the JSON Schema of `--format json` output instead",
     )
     return parser
+
+
+def _review_arguments(command: str, parser: argparse.ArgumentParser) -> None:
+    """The options only the review commands have."""
+    if command == "report":
+        parser.add_argument(
+            "--previous",
+            type=Path,
+            default=None,
+            metavar="DIR",
+            help="an output directory whose plan/ to compare with (default: --out)",
+        )
+    if command == "render":
+        parser.add_argument("--cluster", required=True, help="the cluster to print")
+        parser.add_argument(
+            "--source-path",
+            default=None,
+            metavar="PATH",
+            help="the working directory's path inside the repository (Argo CD's "
+            "$ARGOCD_APP_SOURCE_PATH; empty for the root): --out is then read from the "
+            "repository's root",
+        )
 
 
 def _check_output_outside_policies(args: argparse.Namespace) -> None:
@@ -247,7 +250,14 @@ def _run(args: argparse.Namespace, output: DiagnosticOutput) -> int:
     with ExitStack() as held:
         for directory, write in _output_directories(args):
             held.enter_context(locked(directory, write=write, timeout=args.lock_timeout))
-        return _run_command(args, output)
+        cache = compile_cache(args)
+        answered = answer_from_record(args, output, cache)
+        if answered is not None:
+            return answered
+        # the stages load here, not at start-up: a check answered from its record needs none
+        from compiler.commands import run_command
+
+        return run_command(args, output, cache)
 
 
 def _output_directories(args: argparse.Namespace) -> list[tuple[Path, bool]]:
@@ -262,217 +272,6 @@ def _output_directories(args: argparse.Namespace) -> list[tuple[Path, bool]]:
     if previous is not None and previous.absolute() != out.absolute():
         directories.append((previous, False))
     return directories
-
-
-def _strict_stop(output: DiagnosticOutput, what: str) -> bool:
-    """Whether --strict ends the run here because warnings were reported (saying so)."""
-    if not output.strict_failure():
-        return False
-    sys.stderr.write(f"note: --strict: warnings fail the run; {what}\n")
-    return True
-
-
-def _run_command(args: argparse.Namespace, output: DiagnosticOutput) -> int:
-    report = output.report
-    if args.command in REVIEW_COMMANDS:
-        return REVIEW_COMMANDS[args.command](args, report)
-    if args.command == "schema":
-        sys.stdout.write(diagnostics_schema_text() if args.diagnostics else policy_schema_text())
-        return EXIT_OK
-    if args.command == "explain":
-        compiled = compile_as_compile_would(args, report)
-        fleet, plans = compiled.fleet, compiled.plans
-        report(fleet.warnings)
-        print(
-            "\n\n".join(
-                capacity_breakdown(c, p) for c, p in zip(fleet.clusters, plans, strict=True)
-            )
-        )
-        return EXIT_OK
-    if args.command == "migrate":
-        return _migrate(args)
-    if args.command == "codeowners":
-        return _codeowners(args)
-    if args.command == "check":
-        fleet, _ = check_policies(
-            args.policies, args.solver_time_limit, explain_time_limit=args.explain_time_limit
-        )
-        report(fleet.warnings)
-        output.suppress([s for silenced in fleet.suppressions for s in silenced.suppressed()])
-        _check_ownership(fleet, args.policies)
-        if _strict_stop(output, "the policies are feasible"):
-            return EXIT_STRICT
-        print(
-            f"ok: {len(fleet.clusters)} clusters, {sum(len(c.guarantees) for c in fleet.clusters)}"
-            " guarantees, all feasible"
-        )
-        return EXIT_OK
-    timings = StageTimings()
-    cache = _compile_cache(args)
-    if args.check and cache is not None and (record := cache.up_to_date()) is not None:
-        return _check_from_cache(args, output, record, timings)
-    compiled = compile_as_compile_would(
-        args, report, timings, cache.clusters if cache is not None else None
-    )
-    report(compiled.warnings)
-    output.suppress([s for silenced in compiled.fleet.suppressions for s in silenced.suppressed()])
-    if args.validate:
-        with timings.stage("validate"):
-            _validate(compiled)
-    if args.check:
-        _check_ownership(compiled.fleet, args.policies)
-        with timings.stage("compare"):
-            changes = compare_tree(args.out, compiled.tree)
-        _print_timings(args, timings)
-        note_foreign(args.out, changes.foreign)
-        report(conflict_diagnostics(args.out, changes.conflicts))
-        if changes.stale:
-            stale = [
-                ("added", changes.added),
-                ("changed", changes.changed),
-                ("removed", changes.removed),
-            ]
-            listing = "; ".join(f"{what}: {', '.join(paths)}" for what, paths in stale if paths)
-            report(
-                [
-                    Diagnostic(
-                        "GF501",
-                        f"{args.out} is stale ({listing})",
-                        Span(str(args.out)),
-                        ("run `make compile` (gpufleet compile) and commit out/",),
-                    )
-                ]
-            )
-            return EXIT_POLICY
-        if cache is not None and not changes.foreign:
-            cache.remember(compiled.tree)
-        if _strict_stop(output, f"{args.out} is up to date"):
-            return EXIT_STRICT
-        print(f"ok: {args.out} is up to date ({len(compiled.tree)} files)")
-        return EXIT_OK
-    if _strict_stop(output, f"nothing was written to {args.out}"):
-        return EXIT_STRICT
-    try:
-        with timings.stage("write"):
-            changes = write_tree(args.out, compiled.tree)
-    except OutputConflict as conflict:
-        raise Problems(conflict_diagnostics(args.out, conflict.paths)).error() from None
-    except OSError as error:
-        named = error.filename and Path(error.filename).absolute() != args.out.absolute()
-        where = f" ({error.filename})" if named else ""
-        raise fail(
-            "GF502", f"cannot write {args.out}: {error.strerror}{where}", Span(str(args.out))
-        ) from None
-    note_foreign(args.out, changes.foreign)
-    if cache is not None and not changes.foreign:
-        cache.remember(compiled.tree)
-    summary = ", ".join(
-        f"{plan.cluster}: {len(plan.changed_nodes)} nodes change MIG configuration"
-        for plan in compiled.plans
-    )
-    print(
-        f"compiled {summary}; {len(changes.added)} added, {len(changes.changed)} changed, "
-        f"{len(changes.removed)} removed in {args.out}"
-    )
-    _print_timings(args, timings)
-    return EXIT_OK
-
-
-def _compile_cache(args: argparse.Namespace) -> CompileCache | None:
-    """The compile cache for this `compile` (None with --no-cache or GPUFLEET_NO_CACHE=1)."""
-    if args.no_cache or os.environ.get("GPUFLEET_NO_CACHE") == "1":
-        return None
-    options = CompileOptions(args.solver_time_limit, args.explain_time_limit, args.validate)
-    return CompileCache.open(args.policies, args.out, options)
-
-
-def _check_from_cache(
-    args: argparse.Namespace, output: DiagnosticOutput, record: CompileRecord, timings: StageTimings
-) -> int:
-    """`compile --check` when a record says out/ is what this compile writes: neither solve
-    nor emit nor compare runs. What the full check reports besides the tree still runs, so
-    that it says the same: the previous plans' problems, the warnings and suppressions of
-    resolve, CODEOWNERS and --strict."""
-    with timings.stage("load"):
-        _, problems = read_previous_plans(args.out)
-    output.report(problems)
-    fleet = resolve_policies(args.policies, timings)
-    output.report(fleet.warnings)
-    output.suppress([s for silenced in fleet.suppressions for s in silenced.suppressed()])
-    _check_ownership(fleet, args.policies)
-    _print_timings(args, timings)
-    if _strict_stop(output, f"{args.out} is up to date"):
-        return EXIT_STRICT
-    print(f"ok: {args.out} is up to date ({record.files} files)")
-    return EXIT_OK
-
-
-def _migrate(args: argparse.Namespace) -> int:
-    """`gpufleet migrate`: write the grants of teams that have none (or, with --check, say
-    whether any are missing)."""
-    migration = (plan_migration if args.check else migrate)(args.policies)
-    if not migration.files:
-        print(f"ok: every team in {args.policies} has a grant; nothing to migrate")
-        return EXIT_OK
-    verb = "would write" if args.check else "wrote"
-    for path in migration.grants:
-        print(f"{verb} {visible(str(args.policies / path))}")
-    for path in migration.edited:
-        print(f"{'would edit' if args.check else 'edited'} {visible(str(args.policies / path))}")
-    if args.check:
-        return EXIT_POLICY
-    print("review the diff (comments on the moved fields are not carried over), then commit")
-    return EXIT_OK
-
-
-def _codeowners(args: argparse.Namespace) -> int:
-    """`gpufleet codeowners`: write (or with --check, verify) the CODEOWNERS block."""
-    fleet = resolve_policies(args.policies)
-    owned = ownership(fleet, args.policies)
-    if owned is None or fleet.fleet is None:
-        raise fail(
-            "GF229",
-            "the fleet declares no code owners, so there is no CODEOWNERS block to write",
-            fleet.fleet.source.span(("spec",)) if fleet.fleet else None,
-            'declare the platform\'s owners in the Fleet: `owners: ["@org/platform-team"]`',
-        )
-    if args.check:
-        _check_ownership(fleet, args.policies)
-        print(f"ok: {display_path(owned.file)} routes every policy file to its owners")
-        return EXIT_OK
-    text = codeowners_text(owned, fleet.fleet)
-    owned.file.parent.mkdir(parents=True, exist_ok=True)
-    owned.file.write_text(text, encoding="utf-8")
-    print(f"wrote {display_path(owned.file)} ({len(owned.expected)} policy files)")
-    return EXIT_OK
-
-
-def _check_ownership(fleet: ResolvedFleet, policies: Path) -> None:
-    """GF229 unless CODEOWNERS routes every policy file to its owners (when owners are
-    declared)."""
-    owned = ownership(fleet, policies)
-    if owned is not None and fleet.fleet is not None:
-        Problems(ownership_problems(owned, fleet.fleet)).raise_if_errors()
-
-
-def _print_timings(args: argparse.Namespace, timings: StageTimings) -> None:
-    if args.timings:
-        sys.stderr.write(f"timings: {timings.line()}\n")
-
-
-def _validate(compiled: Compiled) -> None:
-    """GF505 for every emitted object its API would refuse (a gpufleet bug: please report)."""
-    try:
-        from compiler.validate import validate_tree
-    except ImportError:
-        raise fail(
-            "GF113", "--validate needs the validate extra", None, "pip install 'gpufleet[validate]'"
-        ) from None
-    versions = {c.name: c.cluster.spec.kubernetes_version for c in compiled.fleet.clusters}
-    Problems(
-        Diagnostic("GF505", problem, None, ("this is a gpufleet bug: please report it",))
-        for problem in validate_tree(compiled.tree, versions)
-    ).raise_if_errors()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

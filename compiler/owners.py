@@ -18,8 +18,9 @@ from pathlib import Path
 from compiler import codeowners
 from compiler.diagnostics import Diagnostic, Span, fail
 from compiler.ir import ResolvedFleet
-from compiler.load.loader import display_path, policy_files
+from compiler.load.loader import display_path
 from compiler.model.fleet import Fleet
+from compiler.policy_files import policy_files
 from compiler.repository import repository_root
 
 

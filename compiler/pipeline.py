@@ -11,11 +11,12 @@ from compiler.diagnostics import Diagnostic, fail
 from compiler.emit import assemble_tree, emit_clusters
 from compiler.emit.kueue_quota import overcommitted
 from compiler.ir import ClusterPlan, ResolvedFleet
+from compiler.limits import DEFAULT_EXPLAIN_TIME_LIMIT, DEFAULT_TIME_LIMIT
 from compiler.load import load_policies
 from compiler.model import build_policies
 from compiler.report import build_report
 from compiler.resolve import resolve
-from compiler.solve import DEFAULT_EXPLAIN_TIME_LIMIT, DEFAULT_TIME_LIMIT, solve_fleet
+from compiler.solve import solve_fleet
 from compiler.timings import NO_TIMINGS, StageTimings
 
 REPORT = "report.md"

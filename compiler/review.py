@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable, Sequence
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from compiler.cache.clusters import ClusterCache
 from compiler.diagnostics import Diagnostic, Span, fail
@@ -25,67 +25,6 @@ from compiler.timings import NO_TIMINGS, StageTimings
 from compiler.write import OWNED_LIST, Staleness, cluster_stream, compare_tree, with_listing
 
 Reporter = Callable[[Sequence[Diagnostic]], None]
-
-
-def add_review_arguments(command: str, parser: argparse.ArgumentParser) -> None:
-    """The options only the review commands have."""
-    if command == "report":
-        parser.add_argument(
-            "--previous",
-            type=Path,
-            default=None,
-            metavar="DIR",
-            help="an output directory whose plan/ to compare with (default: --out)",
-        )
-    if command == "render":
-        parser.add_argument("--cluster", required=True, help="the cluster to print")
-        parser.add_argument(
-            "--source-path",
-            default=None,
-            metavar="PATH",
-            help="the working directory's path inside the repository (Argo CD's "
-            "$ARGOCD_APP_SOURCE_PATH; empty for the root): --out is then read from the "
-            "repository's root",
-        )
-
-
-def out_from_repository_root(args: argparse.Namespace) -> None:
-    """With `render --source-path`, make --out relative to the repository's root.
-
-    Argo CD runs a plugin in the Application's source directory, which is the repository's
-    root followed by ARGOCD_APP_SOURCE_PATH; out/ is where the fleet's gitops.path says,
-    from that root. A working directory that does not end in the source path is GF113:
-    guessing the root could read some other out/.
-    """
-    source = getattr(args, "source_path", None)
-    if source is None or args.out.is_absolute():
-        return
-    here = Path.cwd()
-    root = repository_root(here, source)
-    if root is None:
-        raise fail(
-            "GF113",
-            f"--source-path {source!r} is not the end of the working directory {here}, so "
-            "the repository's root (and out/ in it) is unknown",
-            None,
-            "run the plugin in the Application's source directory, as Argo CD does, with "
-            "ARGOCD_APP_SOURCE_PATH set to the Application's `path`",
-        )
-    args.out = root / args.out
-
-
-def repository_root(here: Path, source: str) -> Path | None:
-    """The directory `here` is `source` below (`a/b` below /r for /r/a/b), or None when
-    `here` does not end in `source` or `source` leaves the repository (absolute, `..`)."""
-    path = PurePosixPath(source)
-    parts = tuple(p for p in path.parts if p != ".")
-    if path.is_absolute() or ".." in parts:
-        return None
-    if not parts:
-        return here
-    if len(parts) >= len(here.parts) or here.parts[-len(parts) :] != parts:
-        return None
-    return here.parents[len(parts) - 1]
 
 
 def conflict_diagnostics(out: Path, paths: Sequence[str]) -> list[Diagnostic]:

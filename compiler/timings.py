@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -25,6 +26,12 @@ class StageTimings:
     def line(self) -> str:
         """`load 0.120s, model 0.030s, ...`."""
         return ", ".join(f"{name} {value:.3f}s" for name, value in self.seconds.items())
+
+
+def print_timings(timings: StageTimings, asked: bool) -> None:
+    """Print `timings: load 0.120s, ...` to stderr when `--timings` asked for it."""
+    if asked:
+        sys.stderr.write(f"timings: {timings.line()}\n")
 
 
 NO_TIMINGS = StageTimings()

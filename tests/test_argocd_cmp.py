@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 import yaml
 
-from compiler.review import repository_root
+from compiler.repository import source_root
 from tests.conftest import REPO
 
 CLUSTERS = ("prod-east", "prod-west")
@@ -244,5 +244,5 @@ def test_a_source_path_that_is_not_the_working_directory_is_refused(checkout: Pa
 def test_the_repository_root_is_the_working_directory_without_the_source_path(
     here: str, source: str, root: str | None
 ) -> None:
-    found = repository_root(Path(here), source)
+    found = source_root(Path(here), source)
     assert (None if found is None else found.as_posix()) == root

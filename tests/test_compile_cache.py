@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-import compiler.cli
+import compiler.commands
 from compiler.cache import CompileOptions, compile_key
 from compiler.cache.key import code_digest
 from compiler.cache.store import CompileRecord, read_record, write_record
@@ -24,13 +26,13 @@ OPTIONS = CompileOptions(10.0, 5.0, validate=False)
 def compiles(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """How many times the CLI compiled in full (one entry per compile)."""
     calls: list[int] = []
-    real = compiler.cli.compile_as_compile_would
+    real = compiler.commands.compile_as_compile_would
 
     def counted(*args: object, **kwargs: object) -> Compiled:
         calls.append(1)
         return real(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(compiler.cli, "compile_as_compile_would", counted)
+    monkeypatch.setattr(compiler.commands, "compile_as_compile_would", counted)
     return calls
 
 
@@ -44,7 +46,7 @@ def cache(example_repo: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -
 
 
 def _records(directory: Path) -> list[Path]:
-    return sorted(directory.glob("*.json")) if directory.is_dir() else []
+    return sorted(directory.glob("*.record")) if directory.is_dir() else []
 
 
 def test_unchanged_check_answers_from_the_record(run_cli: Cli, cache: Path, compiles: list[int]):
@@ -75,6 +77,7 @@ EDITS: dict[str, Callable[[Path], object]] = {
     "plan": lambda repo: _flip_byte(next((repo / "out" / "plan").glob("*.json"))),
     "out-added": lambda repo: (repo / "out" / "extra.txt").write_text("x"),
     "dangling-policy": lambda repo: (repo / "policies" / "zz.yaml").symlink_to("gone"),
+    "codeowners": lambda repo: (repo / ".github" / "CODEOWNERS").write_text("* @someone\n"),
 }
 
 
@@ -106,14 +109,14 @@ def test_no_cache_compiles_and_records_nothing(run_cli: Cli, cache: Path, compil
 def test_a_corrupt_record_is_no_record(run_cli: Cli, cache: Path, compiles: list[int]):
     run_cli("compile", "--check")
     (record,) = _records(cache)
-    record.write_text('{"format": "gpufleet-compile-record/1", "key": "', encoding="utf-8")
+    record.write_bytes(record.read_bytes()[:40])  # cut short
     assert run_cli("compile", "--check")[0] == 0 and len(compiles) == 2
     assert read_record(cache, record.stem) is not None  # the full check wrote a good one
 
 
 def test_a_record_of_another_key_or_out_is_not_trusted(tmp_path: Path):
     write_record(tmp_path, CompileRecord("a" * 64, "digest", 3))
-    os.replace(tmp_path / f"{'a' * 64}.json", tmp_path / f"{'b' * 64}.json")
+    os.replace(tmp_path / f"{'a' * 64}.record", tmp_path / f"{'b' * 64}.record")
     assert read_record(tmp_path, "b" * 64) is None
     write_record(tmp_path, CompileRecord("c" * 64, "digest", 3))
     assert read_record(tmp_path, "c" * 64) == CompileRecord("c" * 64, "digest", 3)
@@ -156,7 +159,7 @@ def test_a_record_that_cannot_be_renamed_leaves_nothing(
 def test_inputs_edited_during_the_compile_are_not_recorded(
     run_cli: Cli, cache: Path, monkeypatch: pytest.MonkeyPatch
 ):
-    real = compiler.cli.compile_as_compile_would
+    real = compiler.commands.compile_as_compile_would
     policy = next((Path.cwd() / "policies").rglob("*.yaml"))
 
     def edited_meanwhile(*args: object, **kwargs: object) -> Compiled:
@@ -164,7 +167,7 @@ def test_inputs_edited_during_the_compile_are_not_recorded(
         policy.write_text(policy.read_text(encoding="utf-8") + "# edited\n", encoding="utf-8")
         return compiled
 
-    monkeypatch.setattr(compiler.cli, "compile_as_compile_would", edited_meanwhile)
+    monkeypatch.setattr(compiler.commands, "compile_as_compile_would", edited_meanwhile)
     assert run_cli("compile", "--check")[0] == 0
     assert _records(cache) == []
 
@@ -205,3 +208,28 @@ def _flip_byte(path: Path) -> None:
     data = bytearray(path.read_bytes())
     data[-1] ^= 0x01
     path.write_bytes(bytes(data))
+
+
+STAGES = ("compiler.pipeline", "compiler.load.loader", "ortools", "jinja2", "pydantic")
+
+
+def test_an_answer_from_the_record_loads_no_stage(example_repo: Path, tmp_path: Path):
+    """What makes the answer fast: it hashes the inputs and out/, and loads neither the
+    policies' parser, the model, the solver nor the templates (a fresh process each time)."""
+    env = {**os.environ, "GPUFLEET_CACHE": str(tmp_path / "cache")}
+    env.pop("GPUFLEET_NO_CACHE")
+    script = (
+        "import sys\n"
+        "from compiler.cli import main\n"
+        "code = main(['compile', '--check'])\n"
+        f"print(code, [m for m in {STAGES!r} if m in sys.modules])\n"
+    )
+
+    def loaded() -> str:
+        done = subprocess.run(
+            [sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True
+        )
+        return done.stdout.strip().splitlines()[-1]
+
+    assert loaded() != "0 []"  # the first check compiles, and records
+    assert loaded() == "0 []"

@@ -26,6 +26,8 @@ SHARED_LEAVES = {
     "quantity": "Kubernetes resource quantities as exact numbers: parsing and formatting",
     "parallel": "runs per-cluster work on every core; knows no policy or plan",
     "kueue_versions": "the table of Kueue releases, a sibling of compiler.versions",
+    "limits": "the solver's default time limits, shared with the command line",
+    "template_files": "where the output templates are: a path",
 }
 
 # Modules that may import one package upstream of the contract, and why.

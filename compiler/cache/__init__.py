@@ -1,7 +1,9 @@
-"""The compile cache (issue 20): lets `compile --check` skip solving and emitting when
-neither the inputs nor out/ changed since a compile that found (or made) out/ up to date."""
+"""The compile cache (issue 20): `compile --check` with nothing changed answers from a record
+(compiler.cache.session), and a compile solves and emits only the clusters whose inputs
+changed (compiler.cache.clusters, imported where it is used: it needs the emitters, and
+answering from a record must not load them)."""
 
-from compiler.cache.key import CompileOptions, compile_key
+from compiler.cache.key import CompileOptions, code_digest, compile_key
 from compiler.cache.session import CompileCache
 from compiler.cache.store import (
     CompileRecord,
@@ -16,6 +18,7 @@ __all__ = [
     "CompileOptions",
     "CompileRecord",
     "cache_directory",
+    "code_digest",
     "compile_key",
     "out_digest",
     "read_record",

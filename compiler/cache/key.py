@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import compiler
-from compiler.emit.render import templates_dir
-from compiler.load.loader import POLICY_SUFFIXES
+from compiler.policy_files import POLICY_SUFFIXES
+from compiler.template_files import templates_dir
 
 KEY_FORMAT = "gpufleet-compile-key/1"
 """Changes whenever what a key covers changes, so that old records are never matched."""

@@ -8,19 +8,21 @@ may come from either version of the file).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from compiler.cache.clusters import ClusterCache
 from compiler.cache.key import CompileOptions, code_digest, compile_key
 from compiler.cache.store import (
     CompileRecord,
     cache_directory,
+    file_sha256,
     files_digest,
     out_digest,
     read_record,
     write_record,
 )
+from compiler.diagnostics import Diagnostic, Suppressed
 from compiler.write import with_listing
 
 
@@ -33,6 +35,7 @@ class CompileCache:
     out: Path
     options: CompileOptions
     code: str
+    """The code_digest of the compiler that runs."""
     key: str
 
     @classmethod
@@ -46,21 +49,28 @@ class CompileCache:
             return None
         return cls(cache_directory(), policies, out, options, code, key)
 
-    @property
-    def clusters(self) -> ClusterCache:
-        """The per-cluster results of earlier compiles (solve and emit only what changed)."""
-        return ClusterCache(self.directory / "clusters", self.options, self.code)
-
     def up_to_date(self) -> CompileRecord | None:
-        """The record that says out/, as it is now, is what this compile would write."""
+        """The record that says out/, as it is now, is what this compile would write (and
+        what it would say), or None."""
         record = read_record(self.directory, self.key)
-        if record is None or out_digest(self.out) != record.out:
+        if record is None:
+            return None
+        if any(file_sha256(Path(path)) != digest for path, digest in record.depends):
+            return None
+        if out_digest(self.out) != record.out:
             return None
         return record
 
-    def remember(self, tree: dict[str, str]) -> bool:
+    def remember(
+        self,
+        tree: dict[str, str],
+        reported: Sequence[Diagnostic],
+        suppressed: Sequence[Suppressed],
+        depends: Sequence[Path],
+    ) -> bool:
         """Record that out/ now holds exactly `tree` and its listing of owned files (the
-        caller has just written it or found it so, with nothing foreign in out/); False
+        caller has just written it or found it so, with nothing foreign in out/), with what
+        the compile reported and silenced and the files outside the policies it read; False
         when it was not recorded (inputs changed meanwhile, no writable cache directory)."""
         try:
             unchanged = compile_key(self.policies, self.out, self.options, self.code) == self.key
@@ -70,4 +80,8 @@ class CompileCache:
             return False
         written = with_listing(tree).items()
         digest = files_digest((path, text.encode("utf-8")) for path, text in written)
-        return write_record(self.directory, CompileRecord(self.key, digest, len(tree)))
+        files = tuple((str(path.absolute()), file_sha256(path)) for path in depends)
+        record = CompileRecord(
+            self.key, digest, len(tree), tuple(reported), tuple(suppressed), files
+        )
+        return write_record(self.directory, record)

@@ -14,9 +14,7 @@ from typing import TextIO
 
 from compiler.diagnostics.codes import EXIT_OK, EXIT_STRICT, Severity
 from compiler.diagnostics.diagnostic import Diagnostic, Suppressed
-from compiler.diagnostics.document import diagnostics_document
 from compiler.diagnostics.formats import DOCUMENT_FORMATS, LINE_FORMATTERS
-from compiler.diagnostics.sarif import sarif_log
 from compiler.repository import repository_root
 
 
@@ -58,6 +56,24 @@ class DiagnosticOutput:
         """How many warnings were reported (suppressed ones are not)."""
         return sum(d.severity is Severity.WARNING for d in self._reported)
 
+    @property
+    def reported(self) -> tuple[Diagnostic, ...]:
+        """Every diagnostic reported so far, in order (each once)."""
+        return tuple(self._reported)
+
+    @property
+    def suppressed(self) -> tuple[Suppressed, ...]:
+        """Every warning the fleet silenced so far."""
+        return tuple(self._suppressed)
+
+    def strict_stop(self, what: str) -> bool:
+        """Whether --strict ends the run here because warnings were reported (saying so, with
+        `what` the run leaves as it is)."""
+        if not self.strict_failure():
+            return False
+        sys.stderr.write(f"note: --strict: warnings fail the run; {what}\n")
+        return True
+
     def strict_failure(self) -> bool:
         """Whether --strict fails the run: it is on and a warning was reported."""
         return self.strict and self.warnings > 0
@@ -80,10 +96,15 @@ class DiagnosticOutput:
                     f"error: --strict: {self.warnings} warning"
                     f"{'' if self.warnings == 1 else 's'} fail the run\n"
                 )
+        # the documents' writers load pydantic and the rule table: only when asked for
         if self.format == "json":
+            from compiler.diagnostics.document import diagnostics_document
+
             self._stdout.write(
                 diagnostics_document(self._reported, self._suppressed, self.strict, exit_code)
             )
         elif self.format == "sarif":
+            from compiler.diagnostics.sarif import sarif_log
+
             self._stdout.write(sarif_log(self._reported, self._suppressed, self._root(), exit_code))
         return exit_code

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 import jinja2
@@ -12,15 +11,7 @@ import jinja2
 from compiler.emit.manifest import Manifest
 from compiler.emit.yaml_safe import Block, finalize, yaml_scalar
 from compiler.emit.yaml_writer import metadata_yaml
-
-
-def templates_dir() -> Path:
-    """The templates: packaged beside the code in a wheel, at the repository root otherwise."""
-    packaged = Path(__file__).resolve().parent.parent / "templates"
-    if packaged.is_dir():
-        return packaged
-    return Path(__file__).resolve().parents[2] / "templates"
-
+from compiler.template_files import templates_dir
 
 _PRINTABLE_LINES = re.compile(r"^[ -~\n]*$")
 _TRAILING_SPACE = re.compile(r" (\n|$)")

@@ -25,21 +25,12 @@ from compiler.load.budget import (
 )
 from compiler.load.document import Path, SourceDocument
 from compiler.parallel import map_in_order
+from compiler.policy_files import POLICY_SUFFIXES, policy_files
 
 _LIBYAML = getattr(pyyaml, "CSafeLoader", pyyaml.SafeLoader)
 
 MAX_FILE_BYTES = 512 * 1024
 """Policy files are a few kilobytes; a larger one is refused without reading past this."""
-
-
-POLICY_SUFFIXES = (".yaml", ".yml")
-"""What a policy file's name ends with; anything else below the policy directory is not read."""
-
-
-def policy_files(root: FsPath) -> list[FsPath]:
-    """Every `*.yaml` / `*.yml` file below `root`, in a stable order."""
-    found = [p for p in root.rglob("*") if p.suffix in POLICY_SUFFIXES and p.is_file()]
-    return sorted(found, key=lambda p: p.relative_to(root).as_posix())
 
 
 def display_path(path: FsPath) -> str:

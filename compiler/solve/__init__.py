@@ -3,12 +3,9 @@
 What it adds to the IR (a ClusterPlan per cluster) is defined in compiler.ir.
 """
 
-from compiler.solve.explain import DEFAULT_EXPLAIN_TIME_LIMIT
-from compiler.solve.solver import DEFAULT_TIME_LIMIT, solve_cluster, solve_fleet
+from compiler.solve.solver import solve_cluster, solve_fleet
 
 __all__ = [
-    "DEFAULT_EXPLAIN_TIME_LIMIT",
-    "DEFAULT_TIME_LIMIT",
     "solve_cluster",
     "solve_fleet",
 ]

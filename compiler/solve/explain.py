@@ -21,14 +21,12 @@ from functools import partial
 
 from compiler.diagnostics import CompileError, Diagnostic, Span
 from compiler.ir import Guarantee, GuaranteeKey, ResolvedCluster, ResolvedTaint
+from compiler.limits import DEFAULT_EXPLAIN_TIME_LIMIT
 from compiler.solve.cpsat import cp_model
 from compiler.solve.fixes import Cut, Edit, Grow, RemoveTaint, Tolerate, Ungroup
 from compiler.solve.gang_fit import group_note
 from compiler.solve.model import EVERYTHING, ClusterModel, Scenario
 from compiler.solve.runner import Deadline, OutOfTime, build_checked
-
-DEFAULT_EXPLAIN_TIME_LIMIT = 10.0
-"""Seconds per infeasible cluster for its explanation, on top of the solve's own limit."""
 
 EXPLAIN_WORK = 5.0
 """CP-SAT deterministic time units per explanation solve, so that no single step of the

@@ -21,9 +21,10 @@ from compiler.ir import (
     previous_label,
     run_length,
 )
+from compiler.limits import DEFAULT_EXPLAIN_TIME_LIMIT, DEFAULT_TIME_LIMIT
 from compiler.parallel import map_in_order
 from compiler.solve.cpsat import cp_model
-from compiler.solve.explain import DEFAULT_EXPLAIN_TIME_LIMIT, explain
+from compiler.solve.explain import explain
 from compiler.solve.gang_fit import oversized_gangs
 from compiler.solve.model import ClusterModel
 from compiler.solve.runner import (
@@ -35,9 +36,6 @@ from compiler.solve.runner import (
 )
 from compiler.solve.usable import Piece, idle_partitions, pieces, tier_use
 from compiler.solve.witness import placements
-
-DEFAULT_TIME_LIMIT = 20.0
-"""Seconds per cluster; generous, since real fleets solve in milliseconds."""
 
 
 def solve_fleet(

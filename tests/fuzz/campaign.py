@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
+from compiler.limits import DEFAULT_TIME_LIMIT
 from compiler.pipeline import compile_policies
 from compiler.report import read_previous_plans
-from compiler.solve import DEFAULT_TIME_LIMIT
 from compiler.write.lock import lock_path
 from tests.fuzz import runner
 from tests.fuzz.harness import Outcome, Verdict, judge, snapshot
