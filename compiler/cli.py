@@ -182,6 +182,32 @@ def _parser() -> argparse.ArgumentParser:
             action="store_true",
             help="write nothing; exit 1 if anything would change",
         )
+    inventory = commands.add_parser(
+        "inventory",
+        help="import what a cluster runs into its policy file",
+        description="import what a cluster runs (a kubectl dump) into its policy file",
+    )
+    steps = inventory.add_subparsers(dest="inventory_command", required=True, parser_class=_Parser)
+    imports = _command(
+        steps,
+        "import",
+        "write the cluster's node pools from a dump of "
+        "`kubectl get nodes,resourceslices,devicetaintrules -o yaml`",
+    )
+    imports.add_argument(
+        "--dump",
+        required=True,
+        metavar="FILE",
+        help="the dump to read (`-`: standard input)",
+    )
+    imports.add_argument(
+        "--cluster", required=True, metavar="NAME", help="the cluster the dump is of"
+    )
+    imports.add_argument(
+        "--check",
+        action="store_true",
+        help="write nothing; exit 1 if the import would change the cluster's file",
+    )
     schema = commands.add_parser(
         "schema",
         help="print the JSON Schema of the policy language",

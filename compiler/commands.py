@@ -1,5 +1,5 @@
 """The commands that load the policies: compile, check, explain, diff, report, render,
-migrate, codeowners and schema (the command line is in compiler.cli, which imports this
+migrate, codeowners, inventory and schema (the command line is in compiler.cli, which imports this
 module only when a command needs it: a `compile --check` answered from its compile record
 does not load the stages)."""
 
@@ -54,6 +54,10 @@ def run_command(
             )
         )
         return EXIT_OK
+    if args.command == "inventory":
+        from compiler.inventory.command import run_import
+
+        return run_import(args, output)
     if args.command == "migrate":
         return _migrate(args)
     if args.command == "codeowners":

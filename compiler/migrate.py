@@ -13,7 +13,6 @@ second run changes nothing.
 from __future__ import annotations
 
 import io
-import os
 import posixpath
 import re
 from collections import defaultdict
@@ -31,6 +30,7 @@ from compiler.model.base import API_VERSION
 from compiler.model.build import build_object
 from compiler.model.grant import GRANTS_DIRECTORY
 from compiler.model.team import Team
+from compiler.write.atomic import replace_file
 
 SCHEMA_COMMENT = "# yaml-language-server: $schema="
 _ANCHORED = re.compile(r"(^|[\s\[{,:-])[&*][A-Za-z0-9_][^\s,\]}]*|<<\s*:", re.MULTILINE)
@@ -95,7 +95,7 @@ def migrate(root: Path) -> Migration:
     """Plan the migration of `root` and write it (each file atomically)."""
     migration = plan_migration(root)
     for relative, text in migration.files.items():
-        _write_file(root / relative, text)
+        replace_file(root / relative, text, "migrating")
     return migration
 
 
@@ -350,14 +350,3 @@ class _Editor:
             _round_trip().dump_all(self.loaded[relative], stream)
             found[relative] = stream.getvalue()
         return found
-
-
-def _write_file(target: Path, text: str) -> None:
-    """Write `text` to `target` so that a crash leaves the old file or the new, never half."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = target.with_name(f".{target.name}.migrating")
-    with staging.open("w", encoding="utf-8") as handle:
-        handle.write(text)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(staging, target)

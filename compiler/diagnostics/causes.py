@@ -43,7 +43,10 @@ _BY_RANGE = {
 """The layer of a code by its hundred (GF6xx: warnings about what a usage needs)."""
 
 _PLACED = {
-    "platform": ("GF201", "GF208", "GF216", "GF226", "GF237", "GF260"),
+    "platform": (
+        *("GF201", "GF208", "GF216", "GF226", "GF237", "GF260"),
+        *("GF810", "GF811", "GF812", "GF813", "GF814", "GF815", "GF816"),
+    ),
     "tiers": ("GF209", "GF210", "GF221", "GF223", "GF224", "GF225", "GF230", "GF235", "GF236"),
     "references": ("GF304",),
     "quotas": (

@@ -28,10 +28,10 @@ EXIT_INTERNAL = 3
 
 EXIT_CODES: dict[int, str] = {
     EXIT_OK: "success: no error (warnings do not count, unless --strict)",
-    EXIT_POLICY: "a policy problem: infeasible, a semantic error, a stale out/; with --strict, "
-    "also any warning",
-    EXIT_INPUT: "invalid input or usage: a policy file that does not parse or validate, a "
-    "wrong command line",
+    EXIT_POLICY: "a policy problem: infeasible, a semantic error, a stale out/, a cluster file "
+    "an import would change (--check), a GPU the catalog lacks; with --strict, also any warning",
+    EXIT_INPUT: "invalid input or usage: a policy file or cluster dump that does not parse or "
+    "validate, a wrong command line",
     EXIT_INTERNAL: "an internal error or a time limit: the solver's, or waiting for out/",
 }
 """Every exit code of the command line and what it means (documented in README.md, which a
@@ -376,6 +376,25 @@ CODES: dict[str, Code] = _codes(
     ),
     Code(
         "GF803", "dump-skipped-object", W, EXIT_OK, "an object of a dump that import does not read"
+    ),
+    Code("GF810", "unknown-gpu", E, EXIT_POLICY, "a GPU of the dump matches no catalog model"),
+    Code("GF811", "missing-gpu", W, EXIT_OK, "a node publishes fewer GPUs than it has"),
+    Code("GF812", "tainted-device", W, EXIT_OK, "a GPU of the dump carries a device taint"),
+    Code("GF813", "mixed-node", E, EXIT_POLICY, "a node holds GPUs of more than one model"),
+    Code("GF814", "no-gpu-nodes", E, EXIT_INPUT, "a dump holds no node with GPUs to import"),
+    Code(
+        "GF815",
+        "cluster-file",
+        E,
+        EXIT_INPUT,
+        "the cluster's policy file cannot be updated by an import",
+    ),
+    Code(
+        "GF816",
+        "pool-not-in-dump",
+        W,
+        EXIT_OK,
+        "a pool of the cluster file has no node in the dump",
     ),
 )
 

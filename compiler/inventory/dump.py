@@ -172,9 +172,16 @@ class ClusterDump:
 
     def device_taints(self, slice_: ResourceSlice, device: Device) -> tuple[Taint, ...]:
         """The device's own taints and those the DeviceTaintRules put on it."""
+        return tuple(taint for taint, _ in self.device_taint_sources(slice_, device))
+
+    def device_taint_sources(
+        self, slice_: ResourceSlice, device: Device
+    ) -> tuple[tuple[Taint, Span], ...]:
+        """`device_taints`, each with where it is written: the device, or the rule."""
+        own = tuple((taint, device.span) for taint in device.taints)
         ruled = tuple(
-            rule.taint
+            (rule.taint, rule.span)
             for rule in self.taint_rules
             if rule.selects(slice_.driver, slice_.pool, device.name)
         )
-        return device.taints + ruled
+        return own + ruled

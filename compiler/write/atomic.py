@@ -1,4 +1,5 @@
-"""Swap two directories atomically (Linux renameat2 RENAME_EXCHANGE), with a safe fallback."""
+"""Swap two directories atomically (Linux renameat2 RENAME_EXCHANGE), with a safe fallback;
+replace one file atomically."""
 
 from __future__ import annotations
 
@@ -10,6 +11,18 @@ from pathlib import Path
 
 _AT_FDCWD = -100
 _RENAME_EXCHANGE = 2
+
+
+def replace_file(target: Path, text: str, role: str) -> None:
+    """Write `text` to `target` so that a crash leaves the old file or the new, never half:
+    written and synced beside it (`.NAME.<role>`), then renamed over it."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = target.with_name(f".{target.name}.{role}")
+    with staging.open("w", encoding="utf-8") as handle:
+        handle.write(text)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(staging, target)
 
 
 def beside(out: Path, role: str) -> Path:
