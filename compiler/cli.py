@@ -16,6 +16,7 @@ from pathlib import Path
 from compiler import __version__
 from compiler.diagnostics import CompileError, Diagnostic, exit_code_for, fail
 from compiler.diagnostics.codes import (
+    DRIFT_EXIT_CODES,
     EXIT_CODES,
     EXIT_INPUT,
     EXIT_INTERNAL,
@@ -69,6 +70,10 @@ def _seconds_or_none(text: str) -> float:
     return 0.0 if text.strip() in ("0", "0.0") else _seconds(text)
 
 
+EPILOGS = {
+    "drift": "exit codes: " + "; ".join(f"{n} {text}" for n, text in DRIFT_EXIT_CODES.items())
+}
+
 PRODUCT_COMMANDS = ("diff", "report", "render", "explain")
 """Commands whose stdout is their product (a diff, Markdown, YAML, a table): their
 diagnostics are lines on stderr (text, github), never a document on stdout."""
@@ -79,7 +84,7 @@ def _command(
 ) -> argparse.ArgumentParser:
     """A subcommand with the options every policy command has: --policies, --format and
     --strict."""
-    sub = commands.add_parser(name, help=summary, description=summary)
+    sub = commands.add_parser(name, help=summary, description=summary, epilog=EPILOGS.get(name))
     sub.add_argument(
         "--policies",
         type=Path,
@@ -89,10 +94,16 @@ def _command(
     product = name in PRODUCT_COMMANDS
     sub.add_argument(
         "--format",
-        choices=[f for f in FORMATS if not (product and f in DOCUMENT_FORMATS)],
+        choices=[f for f in FORMATS if not (product and f in DOCUMENT_FORMATS)]
+        + (["markdown"] if name == "drift" else []),
         default=None,
         help="diagnostic format (default: github under GitHub Actions, else text)"
-        + ("" if product else "; json and sarif write one document to stdout"),
+        + ("" if product else "; json and sarif write one document to stdout")
+        + (
+            "; markdown writes the drift report to stdout (diagnostics as text on stderr)"
+            if name == "drift"
+            else ""
+        ),
     )
     sub.add_argument(
         "--strict",
@@ -117,6 +128,11 @@ def _parser() -> argparse.ArgumentParser:
         ("report", "print the Markdown capacity report, compared with the previous plan"),
         ("render", "print one cluster's objects as a YAML stream (for Argo CD plugins)"),
         ("explain", "print the capacity of each tier, pool by pool (or why it does not fit)"),
+        (
+            "drift",
+            "compare what a cluster runs (a kubectl dump) with its policy and committed plan, "
+            "and say which guarantees no longer hold",
+        ),
     ):
         sub = _command(commands, name, summary)
         sub.add_argument(
@@ -230,6 +246,17 @@ def _review_arguments(command: str, parser: argparse.ArgumentParser) -> None:
             default=None,
             metavar="DIR",
             help="an output directory whose plan/ to compare with (default: --out)",
+        )
+    if command == "drift":
+        parser.add_argument(
+            "--dump",
+            required=True,
+            metavar="FILE",
+            help="the dump of `kubectl get nodes,resourceslices,devicetaintrules -o yaml` "
+            "(`-`: standard input)",
+        )
+        parser.add_argument(
+            "--cluster", required=True, metavar="NAME", help="the cluster the dump is of"
         )
     if command == "render":
         parser.add_argument("--cluster", required=True, help="the cluster to print")

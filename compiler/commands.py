@@ -1,7 +1,7 @@
 """The commands that load the policies: compile, check, explain, diff, report, render,
-migrate, codeowners, inventory and schema (the command line is in compiler.cli, which imports this
-module only when a command needs it: a `compile --check` answered from its compile record
-does not load the stages)."""
+migrate, codeowners, inventory, drift and schema (the command line is in compiler.cli, which
+imports this module only when a command needs it: a `compile --check` answered from its
+compile record does not load the stages)."""
 
 from __future__ import annotations
 
@@ -54,6 +54,10 @@ def run_command(
             )
         )
         return EXIT_OK
+    if args.command == "drift":
+        from compiler.drift.command import run_drift
+
+        return run_drift(args, output)
     if args.command == "inventory":
         from compiler.inventory.command import run_import
 

@@ -39,10 +39,14 @@ NOT_IN_A_POLICY_FILE = {
     "GF503",
     "GF504",
     "GF506",
+    "GF828",
 }
 """Codes about the command line, a directory or out/: every other one names file:line:col."""
 
-IN_A_DUMP = {"GF801", "GF802", "GF803", "GF810", "GF811", "GF812", "GF813", "GF814"}
+IN_A_DUMP = {
+    *("GF801", "GF802", "GF803", "GF810", "GF811", "GF812", "GF813", "GF814"),
+    *("GF821", "GF822", "GF823", "GF824", "GF825", "GF826"),
+}
 """Codes about a cluster dump (`inventory import --dump dump.yaml`): they name its
 dump.yaml:line:col rather than a policy file's."""
 

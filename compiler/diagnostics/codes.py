@@ -3,7 +3,8 @@
 Ranges: GF0xx internal, GF1xx input (exit 2), GF2xx policy semantics (exit 1),
 GF3xx device selection (CEL), GF4xx feasibility, GF5xx output, GF6xx warnings about
 feature gates and versions, GF7xx admission cost, GF8xx a cluster's live inventory (GF80x
-reading a dump, GF81x importing it).
+reading a dump, GF81x importing it, GF82x `gpufleet drift`: the cluster differs from the
+policy and its plan).
 """
 
 from __future__ import annotations
@@ -36,6 +37,17 @@ EXIT_CODES: dict[int, str] = {
 }
 """Every exit code of the command line and what it means (documented in README.md, which a
 test holds to this table)."""
+
+DRIFT_EXIT_CODES: dict[int, str] = {
+    EXIT_OK: "in sync: the cluster runs what its policy and plan say",
+    EXIT_POLICY: "drift that keeps every guarantee (and, as for every command, a policy problem)",
+    EXIT_INPUT: "drift that breaks a guarantee: GF827 (and, as for every command, invalid input "
+    "or usage)",
+    EXIT_INTERNAL: "an internal error or a time limit",
+}
+"""What `gpufleet drift` exits with: the issue's 0 in sync, 1 drift that keeps every guarantee,
+2 drift that breaks one, over the codes above (GF82x findings exit 1, GF827 exits 2); README.md
+holds the same table, `gpufleet drift --help` prints it."""
 
 EXIT_STRICT = EXIT_POLICY
 """The exit code of a run that found only warnings under --strict: the same as a policy
@@ -395,6 +407,57 @@ CODES: dict[str, Code] = _codes(
         W,
         EXIT_OK,
         "a pool of the cluster file has no node in the dump",
+    ),
+    Code("GF820", "drift-missing-node", E, EXIT_POLICY, "a node of a pool is not in the cluster"),
+    Code("GF821", "drift-node-not-ready", E, EXIT_POLICY, "a node of a pool is not Ready"),
+    Code(
+        "GF822",
+        "drift-missing-gpu",
+        E,
+        EXIT_POLICY,
+        "a node publishes fewer GPUs than its pool declares",
+    ),
+    Code(
+        "GF823",
+        "drift-extra-device",
+        E,
+        EXIT_POLICY,
+        "a GPU node or GPU the cluster runs that no pool declares",
+    ),
+    Code(
+        "GF824",
+        "drift-mig-config",
+        E,
+        EXIT_POLICY,
+        "a node's nvidia.com/mig.config label is not the one the plan gives it",
+    ),
+    Code(
+        "GF825",
+        "drift-mig-not-applied",
+        E,
+        EXIT_POLICY,
+        "a node's MIG devices are not the layout its label and the plan say",
+    ),
+    Code(
+        "GF826",
+        "drift-device-taint",
+        E,
+        EXIT_POLICY,
+        "a device taint in the cluster that no DeviceTaint of the policy declares",
+    ),
+    Code(
+        "GF827",
+        "drift-breaks-guarantee",
+        E,
+        EXIT_INPUT,
+        "with the capacity the cluster has now, the guarantees cannot all be served",
+    ),
+    Code(
+        "GF828",
+        "drift-no-plan",
+        E,
+        EXIT_INPUT,
+        "out/ holds no plan of the cluster to compare it with",
     ),
 )
 
