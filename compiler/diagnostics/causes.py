@@ -46,6 +46,7 @@ _PLACED = {
     "platform": (
         *("GF201", "GF208", "GF216", "GF226", "GF237", "GF260"),
         *("GF810", "GF811", "GF812", "GF813", "GF814", "GF815", "GF816"),
+        *("GF820", "GF821", "GF822", "GF823", "GF824", "GF825", "GF826"),
     ),
     "tiers": ("GF209", "GF210", "GF221", "GF223", "GF224", "GF225", "GF230", "GF235", "GF236"),
     "references": ("GF304",),
@@ -53,6 +54,7 @@ _PLACED = {
         *("GF211", "GF217", "GF218", "GF222", "GF227", "GF228"),
         *("GF240", "GF241", "GF242", "GF243", "GF261"),
     ),
+    "feasibility": ("GF827",),
     "output": ("GF229",),
 }
 OVERRIDES = {code: layer for layer, codes in _PLACED.items() for code in codes}
