@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from compiler.cache import CompileCache
-from compiler.cache.clusters import ClusterCache
+from compiler.cache.reuse import Reuse
 from compiler.diagnostics import Diagnostic, Problems, Span, fail
 from compiler.diagnostics.codes import EXIT_OK, EXIT_POLICY, EXIT_STRICT
 from compiler.diagnostics.document import diagnostics_schema_text
@@ -81,12 +81,8 @@ def run_command(
         )
         return EXIT_OK
     timings = StageTimings()
-    clusters = (
-        ClusterCache(cache.directory / "clusters", cache.options, cache.code)
-        if cache is not None
-        else None
-    )
-    compiled = compile_as_compile_would(args, report, timings, clusters)
+    reuse = Reuse.of(cache) if cache is not None else None
+    compiled = compile_as_compile_would(args, report, timings, reuse)
     report(compiled.warnings)
     output.suppress([s for silenced in compiled.fleet.suppressions for s in silenced.suppressed()])
     if args.validate:

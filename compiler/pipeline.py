@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from compiler.cache.clusters import ClusterCache, ClusterResult
+from compiler.cache.clusters import ClusterResult
+from compiler.cache.reuse import Reuse
 from compiler.catalog import load_catalog
 from compiler.diagnostics import Diagnostic, fail
 from compiler.emit import assemble_tree, emit_clusters
@@ -58,11 +59,16 @@ def check_policies(
     return fleet, plans
 
 
-def resolve_policies(policies: Path, timings: StageTimings = NO_TIMINGS) -> ResolvedFleet:
-    """Load, model and resolve the policies (what needs no solving: ownership, migration)."""
+def resolve_policies(
+    policies: Path, timings: StageTimings = NO_TIMINGS, reuse: Reuse | None = None
+) -> ResolvedFleet:
+    """Load, model and resolve the policies (what needs no solving: ownership, migration);
+    with `reuse`, files parsed by an earlier compile are not parsed again."""
     warnings: list[Diagnostic] = []
     with timings.stage("load"):
-        documents = load_policies(policies, warnings)
+        documents = load_policies(policies, warnings, reuse.parsed if reuse else None)
+        if reuse is not None:
+            reuse.parsed.prune(len({document.origin for document in documents}))
     with timings.stage("model"):
         policies_model = build_policies(documents, warnings)
     with timings.stage("resolve"):
@@ -89,16 +95,17 @@ def compile_policies(
     previous: dict[str, ClusterPlan] | None = None,
     timings: StageTimings = NO_TIMINGS,
     explain_time_limit: float = DEFAULT_EXPLAIN_TIME_LIMIT,
-    cache: ClusterCache | None = None,
+    reuse: Reuse | None = None,
 ) -> Compiled:
     """Compile a policy directory into the output tree, in memory (report.md included).
 
-    With a `cache`, a cluster whose inputs and previous plan are those of a cached result is
-    neither solved nor emitted: its plan and files come from the cache, and the clusters
-    compiled afresh are added to it.
+    With `reuse`, files parsed before are not parsed again, and a cluster whose inputs and
+    previous plan are those of a cached result is neither solved nor emitted: its plan and
+    files come from the cache, and the clusters compiled afresh are added to it.
     """
-    fleet = resolve_policies(policies, timings)
+    fleet = resolve_policies(policies, timings, reuse)
     before = previous or {}
+    cache = reuse.clusters if reuse is not None else None
     reused = cache.lookup(fleet, before) if cache is not None else {}
     fresh = replace(fleet, clusters=tuple(c for c in fleet.clusters if c.name not in reused))
     with timings.stage("solve"):

@@ -11,7 +11,7 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from compiler.cache.clusters import ClusterCache
+from compiler.cache.reuse import Reuse
 from compiler.diagnostics import Diagnostic, Span, fail
 from compiler.diagnostics.codes import EXIT_OK
 from compiler.diagnostics.terminal import visible
@@ -61,16 +61,16 @@ def compile_as_compile_would(
     args: argparse.Namespace,
     report: Reporter,
     timings: StageTimings = NO_TIMINGS,
-    cache: ClusterCache | None = None,
+    reuse: Reuse | None = None,
 ) -> Compiled:
     """The tree `gpufleet compile` would write with these arguments (over the plans in --out):
     compile, diff, report and render all compile through here, so they show the same tree
-    (`compile` reuses the clusters of the cache, which gives the same tree faster)."""
+    (`compile` reuses what the compile cache holds, which gives the same tree faster)."""
     with timings.stage("load"):
         previous, problems = read_previous_plans(args.out)
     report(problems)
     return compile_policies(
-        args.policies, args.solver_time_limit, previous, timings, args.explain_time_limit, cache
+        args.policies, args.solver_time_limit, previous, timings, args.explain_time_limit, reuse
     )
 
 

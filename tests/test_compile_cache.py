@@ -233,3 +233,15 @@ def test_an_answer_from_the_record_loads_no_stage(example_repo: Path, tmp_path: 
 
     assert loaded() != "0 []"  # the first check compiles, and records
     assert loaded() == "0 []"
+
+
+def test_corrupt_entries_are_misses(run_cli: Cli, cache: Path):
+    """Every parsed-file and cluster entry cut short: the next compile parses, solves and
+    emits again and writes what a compile without the cache writes."""
+    assert run_cli("compile")[0] == 0
+    entries = [p for part in ("parsed", "clusters") for p in (cache / part).iterdir()]
+    assert entries, "the compile kept nothing to reuse"
+    for entry in entries:
+        entry.write_bytes(entry.read_bytes()[:20])
+    assert run_cli("compile")[0] == 0
+    assert run_cli("compile", "--no-cache", "--check")[0] == 0  # out/ is what it should be

@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable
 from functools import lru_cache, partial
 from pathlib import Path as FsPath
-from typing import Any
+from typing import Any, Protocol
 
 import yaml as pyyaml
 
@@ -25,7 +25,7 @@ from compiler.load.budget import (
 )
 from compiler.load.document import Path, SourceDocument
 from compiler.parallel import map_in_order
-from compiler.policy_files import POLICY_SUFFIXES, policy_files
+from compiler.policy_files import PolicyEntry, scan_policy_files
 
 _LIBYAML = getattr(pyyaml, "CSafeLoader", pyyaml.SafeLoader)
 
@@ -46,30 +46,44 @@ FILES_PER_TASK = 64
 """Files one worker loads at a time: a fleet of hundreds of files is read on every core."""
 
 
-def load_policies(root: FsPath, warnings: list[Diagnostic] | None = None) -> list[SourceDocument]:
+class ParsedFiles(Protocol):
+    """Documents parsed from a file before, by the file's bytes and names (the compile
+    cache's compiler.cache.parsed): a file read again unchanged is not parsed again."""
+
+    def get(self, raw: bytes, shown: str, origin: str) -> list[SourceDocument] | None:
+        """What parsing `raw` as file `shown` (`origin`) gave before, or None."""
+
+    def put(self, raw: bytes, shown: str, origin: str, documents: list[SourceDocument]) -> None:
+        """Keep what parsing `raw` as file `shown` (`origin`) gave."""
+
+
+def load_policies(
+    root: FsPath, warnings: list[Diagnostic] | None = None, parsed: ParsedFiles | None = None
+) -> list[SourceDocument]:
     """Load every policy document below `root`, or raise CompileError with all load errors.
 
     Warnings (a file that holds no document: GF111) go to `warnings`, for the resolve stage
-    to report with its own, so that suppressions and --strict treat them alike.
+    to report with its own, so that suppressions and --strict treat them alike. With
+    `parsed`, a file whose bytes were parsed before is not parsed again (a file that fails
+    is never kept: its errors are found again).
     """
     if not root.is_dir():
         raise fail("GF110", f"policy directory {root} does not exist", Span(str(root)))
-    files = policy_files(root)
+    files, others = scan_policy_files(root)
     unreadable = [
         Diagnostic(
             "GF109",
-            f"{display_path(path.parent)}/{path.name} is not a regular file "
-            f"({'a link to nothing' if path.is_symlink() else 'a pipe, socket or device'})",
-            Span(f"{display_path(path.parent)}/{path.name}"),
+            f"{display_path(other.path.parent)}/{other.path.name} is not a regular file "
+            f"({'a link to nothing' if other.link else 'a pipe, socket or device'})",
+            Span(f"{display_path(other.path.parent)}/{other.path.name}"),
             ("a policy file is a regular file (or a link to one inside the policy directory)",),
         )
-        for path in root.rglob("*")
-        if path.suffix in POLICY_SUFFIXES and not path.is_file() and not path.is_dir()
+        for other in others
     ]
     Problems(unreadable).raise_if_errors()
     if not files:
         raise fail("GF110", f"no *.yaml files below {root}", Span(display_path(root)))
-    read = partial(read_files, root, root.resolve(), FsPath.cwd().resolve())
+    read = partial(read_files, root, root.resolve(), FsPath.cwd().resolve(), parsed)
     loaded = map_in_order(read, load_tasks(files))
     documents: list[SourceDocument] = []
     problems = Problems()
@@ -82,23 +96,28 @@ def load_policies(root: FsPath, warnings: list[Diagnostic] | None = None) -> lis
     return documents
 
 
-def load_tasks(files: list[FsPath]) -> list[list[FsPath]]:
+def load_tasks(files: list[PolicyEntry]) -> list[list[PolicyEntry]]:
     """The files in groups of FILES_PER_TASK, for worker processes."""
     return [files[i : i + FILES_PER_TASK] for i in range(0, len(files), FILES_PER_TASK)]
 
 
 def read_files(
-    root: FsPath, real_root: FsPath, here: FsPath, files: list[FsPath]
+    root: FsPath,
+    real_root: FsPath,
+    here: FsPath,
+    parsed: ParsedFiles | None,
+    files: list[PolicyEntry],
 ) -> tuple[list[SourceDocument], list[Diagnostic]]:
     """The documents of `files`, and the problems found in them."""
     documents: list[SourceDocument] = []
     problems: list[Diagnostic] = []
-    for path in files:
-        relative, real = path.relative_to(root), path.resolve()
+    for path, relative, link in ((f.path, f.relative, f.link) for f in files):
+        # only the file itself can be a link (links to directories are not followed)
+        real = path.resolve() if link else real_root / relative
         shown = _shown(path, real, here)
         try:
             _check_inside(relative, real, real_root, shown)
-            found = load_file(path, shown, f"{real_root.name}/{relative.as_posix()}")
+            found = load_file(path, shown, f"{real_root.name}/{relative}", parsed)
         except CompileError as error:
             problems.extend(error.diagnostics)
             continue
@@ -121,7 +140,7 @@ def _empty_file(shown: str) -> Diagnostic:
     )
 
 
-def _check_inside(relative: FsPath, real: FsPath, real_root: FsPath, shown: str) -> None:
+def _check_inside(relative: str, real: FsPath, real_root: FsPath, shown: str) -> None:
     """Refuse a policy file whose name is not UTF-8, or that links outside the policy directory.
 
     The name lands in every object's source annotation, which must be text; and diagnostics
@@ -129,9 +148,9 @@ def _check_inside(relative: FsPath, real: FsPath, real_root: FsPath, shown: str)
     (a CI secret, say) into a public log.
     """
     try:
-        relative.as_posix().encode("utf-8")
+        relative.encode("utf-8")
     except UnicodeEncodeError:
-        message = f"the file name {relative.name!r} is not UTF-8"
+        message = f"the file name {relative.rsplit('/', 1)[-1]!r} is not UTF-8"
         raise fail("GF109", message, Span(shown, 1, 1), "rename the file") from None
     if not real.is_relative_to(real_root):
         raise fail(
@@ -142,8 +161,11 @@ def _check_inside(relative: FsPath, real: FsPath, real_root: FsPath, shown: str)
         )
 
 
-def load_file(path: FsPath, shown: str, origin: str) -> list[SourceDocument]:
-    """Load one file's documents; empty documents are skipped."""
+def load_file(
+    path: FsPath, shown: str, origin: str, parsed: ParsedFiles | None = None
+) -> list[SourceDocument]:
+    """Load one file's documents (parsed again only when `parsed` does not have them); empty
+    documents are skipped."""
     start = Span(shown, 1, 1)
     try:
         with path.open("rb") as handle:
@@ -157,7 +179,12 @@ def load_file(path: FsPath, shown: str, origin: str) -> list[SourceDocument]:
         raise fail("GF109", message, start, "save the file as UTF-8") from None
     except OSError as error:
         raise fail("GF109", f"cannot read file: {error.strerror}", start) from None
-    return parse_documents(text, shown, origin)
+    if parsed is not None and (known := parsed.get(raw, shown, origin)) is not None:
+        return known
+    documents = parse_documents(text, shown, origin)
+    if parsed is not None:
+        parsed.put(raw, shown, origin, documents)
+    return documents
 
 
 def compose(text: str, shown: str, max_nodes: int = MAX_NODES_PER_FILE) -> tuple[list[Any], bool]:

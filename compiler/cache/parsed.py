@@ -1,0 +1,91 @@
+"""Policy files parsed by earlier compiles, so that a compile parses only the files that
+changed (the loader's ParsedFiles).
+
+An entry is what the loader made of one file: its documents, with every node's position. It
+is a pure function of the file's bytes, the names the file is shown and annotated by, and
+the loader's code, so its key is a hash of exactly those (the compiler's code digest stands
+for the loader). A file that fails to load is never kept, so its diagnostics are found
+again. Entries are pickles in `<cache directory>/parsed/<key>`, written to a temporary file
+and renamed (worker processes may write at once); anything unreadable is a miss, and the
+least recently used entries beyond twice the policy files of the last compile (at least
+MIN_ENTRIES) are deleted after it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import pickle
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from compiler.load.document import SourceDocument
+
+ENTRY_FORMAT = "gpufleet-parsed-file/1"
+MIN_ENTRIES = 1024
+
+
+@dataclass(frozen=True)
+class ParsedFileCache:
+    """Parsed policy files in `directory`, for the compiler whose code_digest is `code`."""
+
+    directory: Path
+    code: str
+
+    def key(self, raw: bytes, shown: str, origin: str) -> str:
+        """The key of parsing `raw` as file `shown`, annotated as `origin`."""
+        digest = hashlib.blake2b(digest_size=20)
+        for part in (ENTRY_FORMAT, self.code, shown, origin):
+            digest.update(part.encode("utf-8", "surrogateescape") + b"\0")
+        digest.update(raw)
+        return digest.hexdigest()
+
+    def get(self, raw: bytes, shown: str, origin: str) -> list[SourceDocument] | None:
+        """What parsing `raw` as `shown` (`origin`) gave before, or None."""
+        path = self.directory / self.key(raw, shown, origin)
+        try:
+            with open(path, "rb") as file:
+                documents = pickle.load(file)
+            os.utime(path)  # recently used: pruned last
+        except Exception:  # any unreadable entry (absent, cut short, another format) is a miss
+            return None
+        if not isinstance(documents, list) or not all(
+            isinstance(d, SourceDocument) for d in documents
+        ):
+            return None
+        return documents
+
+    def put(self, raw: bytes, shown: str, origin: str, documents: list[SourceDocument]) -> None:
+        """Keep what parsing `raw` as `shown` (`origin`) gave; a cache that cannot be written
+        stays as it was."""
+        data = pickle.dumps(documents, protocol=5)
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            handle, temporary = tempfile.mkstemp(prefix=".entry-", dir=self.directory)
+        except OSError:
+            return
+        try:
+            with os.fdopen(handle, "wb") as file:
+                file.write(data)
+            os.replace(temporary, self.directory / self.key(raw, shown, origin))
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+
+    def prune(self, files: int) -> None:
+        """Delete the least recently used entries beyond twice `files` (the policy files of
+        the compile that just ran), keeping at least MIN_ENTRIES."""
+        keep = max(MIN_ENTRIES, 2 * files)
+        try:
+            with os.scandir(self.directory) as scan:
+                entries = [e for e in scan if not e.name.startswith(".")]
+            if len(entries) <= keep:
+                return
+            entries.sort(key=lambda e: e.stat().st_mtime_ns, reverse=True)
+        except OSError:
+            return
+        for entry in entries[keep:]:
+            with contextlib.suppress(OSError):
+                os.unlink(entry.path)
