@@ -83,48 +83,65 @@ def load_policies(
     Problems(unreadable).raise_if_errors()
     if not files:
         raise fail("GF110", f"no *.yaml files below {root}", Span(display_path(root)))
-    read = partial(read_files, root, root.resolve(), FsPath.cwd().resolve(), parsed)
-    loaded = map_in_order(read, load_tasks(files))
+    real_root, here = root.resolve(), FsPath.cwd().resolve()
+    results: list[FileResult | None] = [None] * len(files)
+    if parsed is not None:  # what was parsed before is read here: no worker sends it back
+        results = [read_file(real_root, here, parsed, entry, parse=False) for entry in files]
+    missing = [index for index, result in enumerate(results) if result is None]
+    tasks = load_tasks(missing)
+    read = partial(read_files, real_root, here, parsed)
+    read_in_tasks = map_in_order(read, [[files[i] for i in task] for task in tasks])
+    for task, found in zip(tasks, read_in_tasks, strict=True):
+        for index, result in zip(task, found, strict=True):
+            results[index] = result
     documents: list[SourceDocument] = []
     problems = Problems()
-    for found, wrong in loaded:
-        documents.extend(found)
-        problems.extend(wrong)
+    for read_one in results:
+        assert read_one is not None  # every file was read, here or in a worker
+        documents.extend(read_one[0])
+        problems.extend(read_one[1])
     Problems(problems.errors).raise_if_errors()  # the warnings go on, with resolve's
     if warnings is not None:
         warnings.extend(problems.warnings)
     return documents
 
 
-def load_tasks(files: list[PolicyEntry]) -> list[list[PolicyEntry]]:
-    """The files in groups of FILES_PER_TASK, for worker processes."""
-    return [files[i : i + FILES_PER_TASK] for i in range(0, len(files), FILES_PER_TASK)]
+def load_tasks(indices: list[int]) -> list[list[int]]:
+    """The files (by index) in groups of FILES_PER_TASK, for worker processes."""
+    return [indices[i : i + FILES_PER_TASK] for i in range(0, len(indices), FILES_PER_TASK)]
+
+
+FileResult = tuple[list[SourceDocument], list[Diagnostic]]
+"""A file's documents and the problems found in it."""
 
 
 def read_files(
-    root: FsPath,
+    real_root: FsPath, here: FsPath, parsed: ParsedFiles | None, files: list[PolicyEntry]
+) -> list[FileResult | None]:
+    """What each of `files` holds (one worker's task; parsed, so never None)."""
+    return [read_file(real_root, here, parsed, entry) for entry in files]
+
+
+def read_file(
     real_root: FsPath,
     here: FsPath,
     parsed: ParsedFiles | None,
-    files: list[PolicyEntry],
-) -> tuple[list[SourceDocument], list[Diagnostic]]:
-    """The documents of `files`, and the problems found in them."""
-    documents: list[SourceDocument] = []
-    problems: list[Diagnostic] = []
-    for path, relative, link in ((f.path, f.relative, f.link) for f in files):
-        # only the file itself can be a link (links to directories are not followed)
-        real = path.resolve() if link else real_root / relative
-        shown = _shown(path, real, here)
-        try:
-            _check_inside(relative, real, real_root, shown)
-            found = load_file(path, shown, f"{real_root.name}/{relative}", parsed)
-        except CompileError as error:
-            problems.extend(error.diagnostics)
-            continue
-        documents.extend(found)
-        if not found:
-            problems.append(_empty_file(shown))
-    return documents, problems
+    entry: PolicyEntry,
+    parse: bool = True,
+) -> FileResult | None:
+    """What one file holds; without `parse`, None when `parsed` does not know its bytes."""
+    # only the file itself can be a link (links to directories are not followed)
+    real = entry.path.resolve() if entry.link else real_root / entry.relative
+    shown = _shown(entry.path, real, here)
+    try:
+        _check_inside(entry.relative, real, real_root, shown)
+        origin = f"{real_root.name}/{entry.relative}"
+        found = load_file(entry.path, shown, origin, parsed, parse)
+    except CompileError as error:
+        return [], list(error.diagnostics)
+    if found is None:
+        return None
+    return found, [] if found else [_empty_file(shown)]
 
 
 def _empty_file(shown: str) -> Diagnostic:
@@ -162,10 +179,10 @@ def _check_inside(relative: str, real: FsPath, real_root: FsPath, shown: str) ->
 
 
 def load_file(
-    path: FsPath, shown: str, origin: str, parsed: ParsedFiles | None = None
-) -> list[SourceDocument]:
-    """Load one file's documents (parsed again only when `parsed` does not have them); empty
-    documents are skipped."""
+    path: FsPath, shown: str, origin: str, parsed: ParsedFiles | None = None, parse: bool = True
+) -> list[SourceDocument] | None:
+    """Load one file's documents (parsed only when `parsed` does not have them; without
+    `parse`, None then); empty documents are skipped."""
     start = Span(shown, 1, 1)
     try:
         with path.open("rb") as handle:
@@ -181,6 +198,8 @@ def load_file(
         raise fail("GF109", f"cannot read file: {error.strerror}", start) from None
     if parsed is not None and (known := parsed.get(raw, shown, origin)) is not None:
         return known
+    if not parse:
+        return None
     documents = parse_documents(text, shown, origin)
     if parsed is not None:
         parsed.put(raw, shown, origin, documents)
