@@ -106,7 +106,8 @@ def compile_policies(
     fleet = resolve_policies(policies, timings, reuse)
     before = previous or {}
     cache = reuse.clusters if reuse is not None else None
-    reused = cache.lookup(fleet, before) if cache is not None else {}
+    with timings.stage("cache"):
+        reused = cache.lookup(fleet, before) if cache is not None else {}
     fresh = replace(fleet, clusters=tuple(c for c in fleet.clusters if c.name not in reused))
     with timings.stage("solve"):
         fresh_plans = tuple(solve_fleet(fresh, time_limit, previous, explain_time_limit))
@@ -119,8 +120,9 @@ def compile_policies(
             results[plan.cluster] = ClusterResult(plan, files, tuple(synced))
         ordered = [results[c.name] for c in fleet.clusters]
         plans = tuple(r.plan for r in ordered)
-        tree = assemble_tree(fleet, plans, [(r.files, list(r.synced)) for r in ordered])
+        tree = assemble_tree(fleet, [(r.files, list(r.synced)) for r in ordered])
         tree[REPORT] = build_report(fleet, plans)
     if cache is not None:
-        cache.store(fleet, before, {p.cluster: results[p.cluster] for p in fresh_plans})
+        with timings.stage("cache"):
+            cache.store(fleet, before, {p.cluster: results[p.cluster] for p in fresh_plans})
     return Compiled(fleet, plans, dict(sorted(tree.items())))

@@ -7,11 +7,12 @@ previous plan (the solver keeps its MIG layouts), the solver's time limits and t
 itself. The entry's key is a fingerprint of exactly those (compiler.cache.fingerprint), so a
 one-team edit re-solves and re-emits the clusters that team is in and reuses the rest.
 
-A compile that starts from plan X and solves plan P stores P under the key with X; when P
-differs from X it stores P under the key with P as well, because the next compile reads P
-back as its previous plan and compiling from the written plan gives that plan again (the
-solver's last objective is canonical: `compiler.solve.solver._canonical`). Without that
-second entry, every cluster would miss once after each compile that changed its plan.
+Of the previous plan, the key holds what steers the solver (`ClusterPlan.steering`: the node
+labels). A compile that starts from plan X and solves plan P stores P under the key with X;
+when P's labels differ from X's it stores P under the key with P as well, because the next
+compile reads P back as its previous plan and compiling from the written plan gives that plan
+again (the solver's last objective is canonical: `compiler.solve.solver._canonical`). Without
+that second entry, every cluster would miss once after each compile that changed its plan.
 
 Entries are zlib-compressed pickles in `<cache directory>/clusters/<key>`, written to a
 temporary file and renamed, so concurrent runs each leave a whole entry; anything unreadable
@@ -73,7 +74,7 @@ class ClusterCache:
             cluster,
             fleet.ladder,
             fleet.fleet,
-            previous.to_json() if previous is not None else None,
+            previous.steering() if previous is not None else None,
         )
 
     def lookup(
@@ -101,7 +102,7 @@ class ClusterCache:
                 continue
             before = previous.get(cluster.name)
             self._write(self.key(cluster, fleet, before), result)
-            if before is None or before.to_json() != result.plan.to_json():
+            if before is None or before.steering() != result.plan.steering():
                 settled = replace(result, plan=replace(result.plan, changed_nodes=()))
                 self._write(self.key(cluster, fleet, result.plan), settled)
         self._prune(max(MIN_ENTRIES, 4 * len(fleet.clusters)))

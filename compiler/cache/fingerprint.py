@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import functools
 import hashlib
 from typing import Any
 
@@ -37,55 +38,56 @@ def fingerprint(*values: Any) -> str:
     encoder = _Encoder()
     for value in values:
         encoder.add(value)
-    return encoder.digest.hexdigest()
+    # every token is a repr, a JSON text or a marker: none holds the separator unescaped
+    text = "\x1f".join(encoder.tokens)
+    return hashlib.blake2b(text.encode("utf-8", "surrogateescape"), digest_size=20).hexdigest()
 
 
 class _Encoder:
-    """Feeds one value graph into a digest; an object met again is written as a back-reference
+    """Writes one value graph as tokens; an object met again is written as a back-reference
     (the IR shares a team between all of its guarantees)."""
 
     def __init__(self) -> None:
-        self.digest = hashlib.blake2b(digest_size=20)
+        self.tokens: list[str] = []
         self.seen: dict[int, int] = {}
         self.kept: list[Any] = []  # keeps every seen object alive, so no id() is reused
 
-    def write(self, tag: bytes, text: str = "") -> None:
-        data = text.encode("utf-8", "surrogateescape")
-        self.digest.update(tag + len(data).to_bytes(4, "little") + data)
-
     def add(self, value: Any) -> None:
+        tokens = self.tokens
         if value is None or isinstance(value, bool | int | float | str):
-            self.write(b"v", f"{type(value).__name__}:{value!r}")
+            tokens.append(repr(value))
         elif isinstance(value, tuple | list):
-            self.write(b"[", str(len(value)))
+            tokens.append("(")
             for item in value:
                 self.add(item)
+            tokens.append(")")
         elif isinstance(value, dict):
-            self.write(b"{", str(len(value)))
+            tokens.append("{")
             for key, item in value.items():
                 self.add(key)
                 self.add(item)
+            tokens.append("}")
         elif isinstance(value, frozenset | set):
-            self.write(b"s", ",".join(sorted(fingerprint(item) for item in value)))
+            tokens.append("s" + ",".join(sorted(fingerprint(item) for item in value)))
         elif isinstance(value, enum.Enum):
-            self.write(b"e", f"{type(value).__qualname__}.{value.value!r}")
+            tokens.append(f"e:{type(value).__qualname__}.{value.value!r}")
         elif isinstance(value, Span):
-            self.write(b"p")
+            tokens.append("p")
         elif self._met_before(value):
             return
         elif isinstance(value, BaseModel):
-            self.write(b"m", type(value).__qualname__)
-            self.write(b"j", value.model_dump_json())
             private = value.__pydantic_private__ or {}
             source = private.get("_source")
-            self.write(b"o", source.origin if isinstance(source, SourceDocument) else "")
+            origin = source.origin if isinstance(source, SourceDocument) else ""
+            tokens += (f"m:{type(value).__qualname__}", value.model_dump_json(), repr(origin))
         elif isinstance(value, SourceDocument):
-            self.write(b"d", f"{value.origin}#{value.index}")
+            tokens.append(f"d:{value.origin!r}#{value.index}")
             self.add(value.data)
         elif dataclasses.is_dataclass(value) and not isinstance(value, type):
-            self.write(b"c", type(value).__qualname__)
-            for field in dataclasses.fields(value):
-                self.add(getattr(value, field.name))
+            tokens.append(f"c:{type(value).__qualname__}")
+            for name in _field_names(type(value)):
+                self.add(getattr(value, name))
+            tokens.append(")")
         else:
             raise TypeError(f"no fingerprint for a {type(value).__qualname__}")
 
@@ -93,8 +95,14 @@ class _Encoder:
         """Whether `value` was added before (then a back-reference is written)."""
         number = self.seen.get(id(value))
         if number is not None:
-            self.write(b"@", str(number))
+            self.tokens.append(f"@{number}")
             return True
         self.seen[id(value)] = len(self.kept)
         self.kept.append(value)
         return False
+
+
+@functools.cache
+def _field_names(kind: type) -> tuple[str, ...]:
+    """A dataclass's field names (looked up once per class: the IR has thousands of objects)."""
+    return tuple(field.name for field in dataclasses.fields(kind))

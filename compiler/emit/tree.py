@@ -34,8 +34,8 @@ ClusterFiles = tuple[dict[str, str], list[SyncedKind]]
 
 
 def cluster_files(view: ClusterView) -> ClusterFiles:
-    """One cluster's rendered files (synced objects, kustomization, node and Kueue config) and
-    the kinds Argo CD syncs for it."""
+    """One cluster's rendered files (synced objects, kustomization, node and Kueue config, its
+    plan) and the kinds Argo CD syncs for it."""
     manifests = cluster_manifests(view)
     files = {manifest.path: render(manifest) for manifest in manifests}
     synced = [m for m in manifests if m.synced]
@@ -43,6 +43,7 @@ def cluster_files(view: ClusterView) -> ClusterFiles:
     files[f"clusters/{view.cluster.name}/kustomization.yaml"] = render(
         kustomization(view.cluster.name, synced)
     )
+    files[f"plan/{view.cluster.name}.json"] = view.plan.to_json()
     return files, kinds
 
 
@@ -56,9 +57,7 @@ def emit_clusters(fleet: ResolvedFleet, plans: Sequence[ClusterPlan]) -> list[Cl
     )
 
 
-def assemble_tree(
-    fleet: ResolvedFleet, plans: Sequence[ClusterPlan], per_cluster: Sequence[ClusterFiles]
-) -> dict[str, str]:
+def assemble_tree(fleet: ResolvedFleet, per_cluster: Sequence[ClusterFiles]) -> dict[str, str]:
     """Every file gpufleet owns below out/, path -> text: each cluster's files (in the fleet's
     cluster order, as emit_clusters gives them) and the fleet-wide indexes over them."""
     tree: dict[str, str] = {}
@@ -68,11 +67,9 @@ def assemble_tree(
         synced += kinds
     for manifest in argocd_manifests(fleet.fleet, [c.name for c in fleet.clusters], synced):
         tree[manifest.path] = render(manifest)
-    for plan in plans:
-        tree[f"plan/{plan.cluster}.json"] = plan.to_json()
     return dict(sorted(tree.items()))
 
 
 def build_tree(fleet: ResolvedFleet, plans: Sequence[ClusterPlan]) -> dict[str, str]:
     """Every file gpufleet owns below out/, path -> text, every cluster emitted afresh."""
-    return assemble_tree(fleet, plans, emit_clusters(fleet, plans))
+    return assemble_tree(fleet, emit_clusters(fleet, plans))

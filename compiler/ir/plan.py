@@ -134,6 +134,12 @@ class ClusterPlan:
             return labels[position] if position is not None else ALL_DISABLED
         return labels[index] if index < len(labels) else ALL_DISABLED
 
+    def steering(self) -> tuple[dict[str, Runs], dict[str, tuple[str, ...]]]:
+        """What of this plan steers the next compile's solve: its node labels and the names
+        they are found by (the solver reads a previous plan only through label_of, which reads
+        only these). The compile cache keys a cluster's result on it."""
+        return self.node_configs, self.node_names
+
     @cached_property
     def _labels(self) -> dict[str, tuple[str, ...]]:
         return {
