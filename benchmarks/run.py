@@ -330,7 +330,14 @@ def _markdown(rows: list[Row], runs: int, speed: list[float], where: str) -> str
 NOTES = """\
 Reading the numbers:
 
-- load is reading and parsing the policy files, in worker processes for hundreds of files;
+- load is reading and parsing the policy files, in worker processes for hundreds of files (and
+  reading the previous plans); cache is looking clusters up in the compile cache and storing
+  them (0 without one);
+- a compile after a one-team change still loads, models and resolves the whole fleet (files
+  the cache parsed before are not parsed again), then solves and emits only the clusters the
+  team is in, and writes out/ (unchanged files are hard links to the old ones);
+- peak RSS is mostly the libraries: importing the solver (OR-Tools, which loads numpy and
+  pandas), pydantic and the emitters takes about 125 MiB before a policy is read;
 - the machine these numbers come from is a shared VM whose speed moves by up to 40% from one
   minute to the next; the calibration line says how fast it was, and wall / floor compares
   gpufleet with work measured in the same run;

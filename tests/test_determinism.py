@@ -12,6 +12,7 @@ import pytest
 
 from compiler.load import loader
 from compiler.pipeline import Compiled, compile_policies
+from compiler.policy_files import PolicyEntry
 from compiler.report.previous import read_previous_plans
 from tests.conftest import EXAMPLE, REPO
 
@@ -61,13 +62,15 @@ def test_policy_file_order_does_not_change_a_byte(
     monkeypatch: pytest.MonkeyPatch, compiled_example: Compiled
 ) -> None:
     """The loader is handed the files in reverse order; every output byte stays the same."""
-    sorted_files = loader.policy_files
+    sorted_files = loader.scan_policy_files
 
-    def reversed_files(root: Path) -> list[Path]:
-        return list(reversed(sorted_files(root)))
+    def reversed_files(root: Path) -> tuple[list[PolicyEntry], list[PolicyEntry]]:
+        files, others = sorted_files(root)
+        return files[::-1], others
 
-    monkeypatch.setattr(loader, "policy_files", reversed_files)
-    assert loader.policy_files(EXAMPLE) == sorted_files(EXAMPLE)[::-1] != sorted_files(EXAMPLE)
+    monkeypatch.setattr(loader, "scan_policy_files", reversed_files)
+    files = sorted_files(EXAMPLE)[0]
+    assert loader.scan_policy_files(EXAMPLE)[0] == files[::-1] != files
     reversed_tree = compile_policies(EXAMPLE, previous=read_previous_plans(REPO / "out")[0]).tree
     assert reversed_tree == compiled_example.tree
     assert list(reversed_tree) == list(compiled_example.tree)
