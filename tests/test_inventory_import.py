@@ -394,3 +394,34 @@ def test_an_interrupted_write_leaves_the_old_file(
     code, _, err = _import(policies, smaller, "prod-east")
     assert code == 2 and "[GF502]" in err
     assert path.read_bytes() == before
+
+
+def test_a_mig_gpu_of_an_unlisted_name_is_matched_by_its_node_memory_label(
+    tmp_path: Path,
+) -> None:
+    text = EAST.read_text().replace("NVIDIA H100 80GB HBM3", "NVIDIA H100 SXM5 80GB")
+    path = tmp_path / "renamed.yaml"
+    path.write_text(text)
+    pools = _pools(path)
+    # the MIG nodes publish no whole GPU (no memory capacity): nvidia.com/gpu.memory decides
+    assert pools["H100-80GB"][:3] == (16, 8, "allowed")
+    unlabelled = yaml.safe_load(text)
+    for item in unlabelled["items"]:
+        item["metadata"].get("labels", {}).pop("nvidia.com/gpu.memory", None)
+    path.write_text(yaml.safe_dump(unlabelled))
+    found, problems = group_pools(read_dump(str(path))[0], load_catalog(), NVIDIA_DRIVER)
+    unknown = {d.message.split(" of node ")[1].split(" ")[0] for d in problems if d.code == "GF810"}
+    assert unknown == {f"prod-east-h100-{i}" for i in (11, 12, 13, 14)}
+    assert "H100-80GB" in {p.shape.model for p in found}  # the whole GPUs still match
+
+
+def test_a_gpu_node_without_capacity_is_a_located_error(tmp_path: Path) -> None:
+    document = yaml.safe_load(DYNAMIC.read_text())
+    node = next(i for i in document["items"] if i["metadata"]["name"] == "lab-h100-0")
+    del node["status"]["capacity"]["memory"]
+    path = tmp_path / "no-memory.yaml"
+    path.write_text(yaml.safe_dump(document))
+    _, problems = group_pools(read_dump(str(path))[0], load_catalog(), NVIDIA_DRIVER)
+    (missing,) = [d for d in problems if d.code == "GF802"]
+    assert "Node lab-h100-0: status.capacity has no memory" in missing.message
+    assert missing.span is not None and missing.span.line > 1

@@ -155,6 +155,18 @@ def _facts(
     model = _model(node, gpus, catalog, problems)
     if model is None:
         return None
+    absent = [name for name in ("cpu", "memory") if name not in node.capacity]
+    if absent:
+        problems.append(
+            Diagnostic(
+                "GF802",
+                f"Node {node.name}: status.capacity has no {' and no '.join(absent)}, which a "
+                "pool's cpu and hostMemory are",
+                node.span,
+                ("dump the objects with `kubectl get ... -o yaml`, unedited",),
+            )
+        )
+        return None
     expected = max(len(gpus), labelled)
     if len(gpus) < expected:
         problems.append(_missing(node, gpus, expected))
@@ -223,7 +235,11 @@ def _model(
         return model
     models: dict[str, GpuModel] = {}
     for gpu in gpus:
-        model = match_model(catalog, gpu.identity)
+        identity = gpu.identity
+        if identity.memory_mib is None and node.labels.get(GPU_MEMORY, "").isdigit():
+            # a GPU in MIG mode publishes only its instances' memory: the node's label says it
+            identity = replace(identity, memory_mib=int(node.labels[GPU_MEMORY]))
+        model = match_model(catalog, identity)
         if model is None:
             problems.append(_unknown(node, gpu))
             return None
