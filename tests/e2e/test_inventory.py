@@ -10,13 +10,13 @@ import contextlib
 import io
 import shutil
 from pathlib import Path
-from typing import Any
 
 import kubelocal
 import pytest
 import yaml
 
 from compiler.cli import main
+from tests.e2e.dump_objects import create
 from tests.e2e.policies import EXAMPLE, REPO
 
 FIXTURES = REPO / "tests" / "fixtures" / "inventory"
@@ -30,31 +30,6 @@ CASES = [
         {"resource.k8s.io/v1alpha3": True, "resource.k8s.io/v1beta1": True},
     ),
 ]
-SERVER_SET = ("uid", "resourceVersion", "creationTimestamp", "ownerReferences", "generateName")
-
-
-def _as_created(item: dict[str, Any]) -> dict[str, Any]:
-    """The object as a client creates it: no server-set metadata, no owner (whose uid would
-    not exist, and the garbage collector would delete the slice)."""
-    created = {k: v for k, v in item.items() if k != "status"}
-    created["metadata"] = {k: v for k, v in item["metadata"].items() if k not in SERVER_SET}
-    return created
-
-
-def _load(plane: kubelocal.ControlPlane, fixture: Path) -> None:
-    """Create the fixture's objects; a Node's status (capacity, conditions, nodeInfo) goes
-    through its status subresource, as the kubelet writes it."""
-    items = yaml.safe_load(fixture.read_text())["items"]
-    created = {"apiVersion": "v1", "kind": "List", "items": [_as_created(i) for i in items]}
-    done = plane.kubectl("create", "-f", "-", input=yaml.safe_dump(created), check=False)
-    assert done.returncode == 0, done.stderr[-3000:]
-    for item in items:
-        if item["kind"] == "Node":
-            body = yaml.safe_dump({"status": item["status"]})
-            plane.kubectl(
-                "patch", "node", item["metadata"]["name"], "--subresource=status",
-                "--type=merge", "-p", body,
-            )  # fmt: skip
 
 
 def _import(policies: Path, dump: Path, cluster: str) -> tuple[int, str, str]:
@@ -77,7 +52,7 @@ def test_import_of_what_the_api_server_returns(
     with kubelocal.running(
         version, tmp_path / "kube", feature_gates=gates, runtime_config=runtime
     ) as plane:
-        _load(plane, FIXTURES / fixture)
+        create(plane, yaml.safe_load((FIXTURES / fixture).read_text())["items"])
         dump = plane.kubectl("get", "nodes,resourceslices,devicetaintrules", "-o", "yaml")
     path = tmp_path / "dump.yaml"
     path.write_text(dump.stdout)
