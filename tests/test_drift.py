@@ -16,6 +16,7 @@ import pytest
 from compiler.cli import main
 from compiler.diagnostics import Span
 from compiler.diagnostics.codes import DRIFT_EXIT_CODES
+from compiler.drift import markdown
 from compiler.drift.compare import Drift, compare
 from compiler.drift.findings import LiveTaint, lost
 from compiler.drift.live import live_cluster
@@ -239,6 +240,33 @@ def test_markdown_says_the_verdict_and_escapes_what_the_dump_says(
     assert "<img" not in text
     row = next(line for line in text.splitlines() if line.startswith("| GF823"))
     assert row.count(" | ") == 3 and "\\|" in row
+
+
+def test_a_large_outage_stays_postable(
+    generate: Any,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    example: tuple[dict[str, ResolvedCluster], dict[str, ClusterPlan]],
+) -> None:
+    """Every node of prod-east not Ready: 28 findings listed, the hints once per code; with
+    MAX_ROWS lowered, the rest is counted, never listed."""
+    items = generate.drift_items("prod-east-in-sync")
+    names = [i["metadata"]["name"] for i in items if i["kind"] == "Node"]
+    gpu_nodes = [n for n in names if "-cp-" not in n and "-cpu-" not in n]
+    generate._not_ready(*gpu_nodes)(items)
+    dump = tmp_path / "down.yaml"
+    dump.write_text(generate._listing("kubectl get", items), encoding="utf-8")
+    drift, _ = _drift(example, dump, "prod-east")
+    assert [f.diagnostic.code for f in drift.findings] == ["GF821"] * len(gpu_nodes)
+    assert drift.breaks_guarantees
+    text = drift_markdown(drift, "dump.yaml", "plan")
+    assert text.count("| GF821 ") == len(gpu_nodes)
+    (todo,) = [line for line in text.splitlines() if line.startswith("- [GF821]")]
+    assert f"drift-node-not-ready ({len(gpu_nodes)})" in todo
+    monkeypatch.setattr(markdown, "MAX_ROWS", 5)
+    short = drift_markdown(drift, "dump.yaml", "plan")
+    assert short.count("| GF821 ") == 5
+    assert f"... and {len(gpu_nodes) - 5} more" in short
 
 
 def test_markdown_format_writes_the_report_on_stdout(

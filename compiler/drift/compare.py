@@ -14,6 +14,7 @@ from compiler.drift.planned import planned_nodes
 from compiler.drift.taints import taint_findings
 from compiler.drift.verdict import Verdict, verdict
 from compiler.inventory.dump import ClusterDump
+from compiler.inventory.gpus import node_gpus
 from compiler.ir import ClusterPlan, ResolvedCluster
 
 
@@ -57,10 +58,11 @@ def compare(
     again when a finding takes capacity away."""
     driver = cluster.cluster.spec.driver
     planned = planned_nodes(cluster)
+    published = {node.name: node_gpus(dump, node, driver) for node in dump.nodes}
     findings = [
-        *node_findings(cluster, dump, planned, driver),
-        *mig_findings(dump, planned, plan, plan_span, driver),
-        *taint_findings(cluster, dump, planned, driver),
+        *node_findings(cluster, dump, planned, published, driver),
+        *mig_findings(dump, planned, plan, plan_span, published, driver),
+        *taint_findings(cluster, dump, planned, published, driver),
     ]
     findings.sort(key=lambda f: f.diagnostic.sort_key())
     taints = [t for f in findings for t in f.live]

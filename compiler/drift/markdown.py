@@ -5,10 +5,14 @@ live capacity per tier. Pure: a Drift in, text out; every value from the dump is
 from __future__ import annotations
 
 from compiler.diagnostics import CODES, Diagnostic
+from compiler.diagnostics.codes import help_uri
 from compiler.diagnostics.terminal import visible
 from compiler.drift.compare import Drift
 from compiler.report.tables import table
 
+MAX_ROWS = 50
+"""Findings listed in the table; a comment or issue body holds at most 65,536 characters, and
+a rack down must not make the report unpostable."""
 MARKER = "<!-- gpufleet-drift:{cluster} -->"
 """The first line of a cluster's section: a CI job finds its earlier comment by it."""
 
@@ -33,12 +37,7 @@ def drift_markdown(drift: Drift, dump: str, plan: str) -> str:
             "and its plan."
         )
     if drift.findings:
-        lines += ["", *_findings(drift), "", "**What to do**", ""]
-        lines += [
-            f"- {_cell(f.node or f.diagnostic.code)}: {_cell(f.diagnostic.hints[0])}"
-            for f in drift.findings
-            if f.diagnostic.hints
-        ]
+        lines += ["", *_findings(drift), "", "**What to do**", "", *_what_to_do(drift)]
     if drift.verdict is not None:
         for broken in drift.verdict.broken:
             lines += ["", *_broken(broken)]
@@ -63,9 +62,27 @@ def _findings(drift: Drift) -> list[str]:
             _cell(f.diagnostic.message),
             _cell(str(f.diagnostic.span or "")),
         )
-        for f in drift.findings
+        for f in drift.findings[:MAX_ROWS]
     ]
-    return table(("Finding", "Node", "What", "Where"), rows)
+    lines = table(("Finding", "Node", "What", "Where"), rows)
+    left = len(drift.findings) - MAX_ROWS
+    if left > 0:
+        lines += ["", f"... and {left} more: the job's log (the diagnostics) lists every one."]
+    return lines
+
+
+def _what_to_do(drift: Drift) -> list[str]:
+    """Per code found, how many findings and its first hint, linking the code's page."""
+    by_code: dict[str, list[Diagnostic]] = {}
+    for finding in drift.findings:
+        by_code.setdefault(finding.diagnostic.code, []).append(finding.diagnostic)
+    lines = []
+    for code, found in by_code.items():
+        hint = next((d.hints[0] for d in found if d.hints), "")
+        lines.append(
+            f"- [{code}]({help_uri(code)}) {CODES[code].name} ({len(found)}): {_cell(hint)}"
+        )
+    return lines
 
 
 def _broken(diagnostic: Diagnostic) -> list[str]:

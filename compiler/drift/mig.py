@@ -11,9 +11,9 @@ from compiler.catalog.node_labels import MIG_CONFIG, MIG_CONFIG_STATE, MIG_DISAB
 from compiler.diagnostics import Diagnostic, Span
 from compiler.drift.findings import MIG_LAYOUT, Finding, lost
 from compiler.drift.nodes import gpu_name
-from compiler.drift.planned import PlannedNode
+from compiler.drift.planned import PlannedNode, Published
 from compiler.inventory.dump import ClusterDump, Node
-from compiler.inventory.gpus import NodeGpu, node_gpus
+from compiler.inventory.gpus import NodeGpu
 from compiler.ir import WHOLE, WHOLE_GPU, ClusterPlan, layout_devices
 
 PlanSpan = Callable[[str], Span]
@@ -25,6 +25,7 @@ def mig_findings(
     planned: list[PlannedNode],
     plan: ClusterPlan,
     plan_span: PlanSpan,
+    published: Published,
     driver: str,
 ) -> Iterator[Finding]:
     """GF824 or GF825 for every declared node the dump has whose MIG layout is not planned."""
@@ -37,7 +38,7 @@ def mig_findings(
         if node.pool.pool.mig != "disabled" and (live or MIG_DISABLED) != label:
             yield _relabelled(node, found, label, live, plan_span)
             continue
-        gpus = {gpu.name: gpu for gpu in node_gpus(dump, found, driver)}
+        gpus = {gpu.name: gpu for gpu in published[found.name]}
         layouts = plan.mig_configs[label].gpus if label in plan.mig_configs else (WHOLE,)
         width = node.pool.pool.gpus_per_node
         per_gpu = layouts * width if len(layouts) == 1 else layouts

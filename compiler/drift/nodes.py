@@ -9,9 +9,9 @@ from collections.abc import Iterator
 from compiler.catalog.node_labels import GPU_COUNT
 from compiler.diagnostics import Diagnostic, Span
 from compiler.drift.findings import MISSING, NOT_READY, Finding, lost
-from compiler.drift.planned import PlannedNode, pool_span
+from compiler.drift.planned import PlannedNode, Published, pool_span
 from compiler.inventory.dump import ClusterDump, Node
-from compiler.inventory.gpus import NodeGpu, node_gpus
+from compiler.inventory.gpus import NodeGpu
 from compiler.ir import ResolvedCluster
 
 
@@ -21,7 +21,11 @@ def gpu_name(index: int) -> str:
 
 
 def node_findings(
-    cluster: ResolvedCluster, dump: ClusterDump, planned: list[PlannedNode], driver: str
+    cluster: ResolvedCluster,
+    dump: ClusterDump,
+    planned: list[PlannedNode],
+    published: Published,
+    driver: str,
 ) -> Iterator[Finding]:
     """GF820, GF821 and GF822 for every declared node; GF823 for GPUs no pool declares."""
     for node in planned:
@@ -31,10 +35,10 @@ def node_findings(
             continue
         if not found.ready:
             yield _not_ready(node, found)
-        yield from _gpus(cluster, dump, node, found, driver)
+        yield from _gpus(cluster, dump, node, found, published[found.name], driver)
     declared = {n.name for n in planned}
     for found in dump.nodes:
-        if found.name not in declared and (gpus := node_gpus(dump, found, driver)):
+        if found.name not in declared and (gpus := published[found.name]):
             yield _extra_node(cluster, found, gpus)
 
 
@@ -74,11 +78,16 @@ def _not_ready(node: PlannedNode, found: Node) -> Finding:
 
 
 def _gpus(
-    cluster: ResolvedCluster, dump: ClusterDump, node: PlannedNode, found: Node, driver: str
+    cluster: ResolvedCluster,
+    dump: ClusterDump,
+    node: PlannedNode,
+    found: Node,
+    gpus: tuple[NodeGpu, ...],
+    driver: str,
 ) -> Iterator[Finding]:
     pool = node.pool.pool
     width = pool.gpus_per_node
-    published = {gpu.name for gpu in node_gpus(dump, found, driver)}
+    published = {gpu.name for gpu in gpus}
     expected = [gpu_name(i) for i in range(width)]
     missing = [i for i, name in enumerate(expected) if name not in published]
     where = _slice_span(dump, found, driver)

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from compiler.diagnostics import Span
+from compiler.inventory.gpus import NodeGpu
 from compiler.ir import ResolvedCluster, ResolvedPool
+
+Published = Mapping[str, tuple[NodeGpu, ...]]
+"""Node name -> the GPUs its driver publishes (compiler.inventory.gpus.node_gpus), put
+together once per dump for every check."""
 
 
 @dataclass(frozen=True)

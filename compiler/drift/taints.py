@@ -9,9 +9,8 @@ from compiler.catalog.driver import health_taint
 from compiler.diagnostics import Diagnostic, Span
 from compiler.drift.findings import Finding, LiveTaint
 from compiler.drift.nodes import gpu_name
-from compiler.drift.planned import PlannedNode
+from compiler.drift.planned import PlannedNode, Published
 from compiler.inventory.dump import ClusterDump, Taint
-from compiler.inventory.gpus import node_gpus
 from compiler.ir import ResolvedCluster
 
 BLOCKING = ("NoSchedule", "NoExecute")
@@ -19,7 +18,11 @@ BLOCKING = ("NoSchedule", "NoExecute")
 
 
 def taint_findings(
-    cluster: ResolvedCluster, dump: ClusterDump, planned: list[PlannedNode], driver: str
+    cluster: ResolvedCluster,
+    dump: ClusterDump,
+    planned: list[PlannedNode],
+    published: Published,
+    driver: str,
 ) -> Iterator[Finding]:
     """GF826 for each taint written once in the dump (on a device, or by a DeviceTaintRule)
     that puts an undeclared taint on GPUs of declared nodes, naming every GPU it covers."""
@@ -29,7 +32,7 @@ def taint_findings(
         if found is None:
             continue
         indices = {gpu_name(i): i for i in range(node.pool.pool.gpus_per_node)}
-        for gpu in node_gpus(dump, found, driver):
+        for gpu in published[found.name]:
             index = indices.get(gpu.name)
             if index is None:
                 continue  # a GPU the pool does not declare: GF823
