@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import signal
 import sys
 from typing import NoReturn
@@ -11,9 +12,15 @@ def run() -> NoReturn:
     """Run `gpufleet` with the process's arguments and exit with main's code.
 
     A reader that goes away (`gpufleet render ... | head`) ends the process with SIGPIPE, as
-    it ends `cat` or `git`, not with an error about a broken pipe.
+    it ends `cat` or `git`, not with an error about a broken pipe. The cycle collector is off
+    for the whole (short) run.
     """
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    # A run builds millions of objects that live until it ends (documents with every node's
+    # position, the IR, the output) and makes little cyclic garbage: the cycle collector's
+    # repeated scans of them cost a fifth of the CPU on fleets L and XL and freed nothing that
+    # peak memory shows (docs/benchmarks.md, Speed tricks). Worker processes inherit this.
+    gc.disable()
     from compiler.cli import main
 
     sys.exit(main())
