@@ -78,7 +78,10 @@ def _relabelled(
                 "until then the node is out of the live capacity: its devices are not the ones "
                 "the plan counts on",
             ),
-            ((f"the plan gives {node.name} {label}", plan_span(node.pool.pool.name)),),
+            (
+                (f"the plan gives {node.name} {label}", plan_span(node.pool.pool.name)),
+                ("the policy declares the node here", node.span),
+            ),
         ),
         node.name,
         (lost(node.pool.pool.name, node.index, None, MIG_LAYOUT, node.name, found.span),),
@@ -115,6 +118,7 @@ def _not_applied(
             (
                 (f"the plan gives {node.name} {label}", plan_span(node.pool.pool.name)),
                 (f"{node.name} is labelled here", found.span),
+                ("the policy declares the node here", node.span),
             ),
         ),
         node.name,

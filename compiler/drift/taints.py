@@ -13,6 +13,9 @@ from compiler.drift.planned import PlannedNode, Published
 from compiler.inventory.dump import ClusterDump, Taint
 from compiler.ir import ResolvedCluster
 
+MAX_NOTES = 8
+"""Nodes a finding notes where the policy declares (a rule on every node names them all in
+its message already)."""
 BLOCKING = ("NoSchedule", "NoExecute")
 """Effects that keep claims which do not tolerate a taint off its devices."""
 
@@ -83,6 +86,10 @@ def _finding(taint: Taint, span: Span, gpus: list[tuple[PlannedNode, int]], driv
             "declares",
             span,
             tuple(hints),
+            tuple(
+                (f"the policy declares {node.name} here ({node.shown})", node.span)
+                for node in dict.fromkeys(node for node, _ in gpus)
+            )[:MAX_NOTES],
         ),
         gpus[0][0].name,
         tuple(
