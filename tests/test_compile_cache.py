@@ -151,7 +151,7 @@ def test_a_record_that_cannot_be_renamed_leaves_nothing(
     def refuse(source: str, target: object) -> None:
         raise PermissionError(13, "Permission denied", source)
 
-    monkeypatch.setattr("compiler.cache.store.os.replace", refuse)
+    monkeypatch.setattr("compiler.cache.files.os.replace", refuse)
     assert not write_record(tmp_path, CompileRecord("d" * 64, "x", 1))
     assert list(tmp_path.iterdir()) == []
 

@@ -23,15 +23,13 @@ account that wrote it.
 
 from __future__ import annotations
 
-import contextlib
-import os
 import pickle
-import tempfile
 import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from compiler.cache.files import prune_files, put_file, take_file
 from compiler.cache.fingerprint import fingerprint
 from compiler.cache.key import CompileOptions
 from compiler.emit.argocd import SyncedKind
@@ -105,41 +103,20 @@ class ClusterCache:
             if before is None or before.steering() != result.plan.steering():
                 settled = replace(result, plan=replace(result.plan, changed_nodes=()))
                 self._write(self.key(cluster, fleet, result.plan), settled)
-        self._prune(max(MIN_ENTRIES, 4 * len(fleet.clusters)))
+        prune_files(self.directory, max(MIN_ENTRIES, 4 * len(fleet.clusters)))
 
     def _read(self, key: str) -> ClusterResult | None:
-        path = self.directory / key
+        data = take_file(self.directory, key)
+        if data is None:
+            return None
         try:
-            format_, stored_key, result = pickle.loads(zlib.decompress(path.read_bytes()))
-            os.utime(path)  # recently used: pruned last
-        except Exception:  # any unreadable entry (corrupt, another format) is a miss
+            format_, stored_key, result = pickle.loads(zlib.decompress(data))
+        except Exception:  # any unreadable entry (cut short, another format) is a miss
             return None
         if format_ != ENTRY_FORMAT or stored_key != key or not isinstance(result, ClusterResult):
             return None
         return result
 
     def _write(self, key: str, result: ClusterResult) -> None:
-        data = zlib.compress(pickle.dumps((ENTRY_FORMAT, key, result), protocol=5), 1)
-        try:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            handle, temporary = tempfile.mkstemp(prefix=".entry-", dir=self.directory)
-        except OSError:
-            return
-        try:
-            with os.fdopen(handle, "wb") as file:
-                file.write(data)
-            os.replace(temporary, self.directory / key)
-        except OSError:
-            with contextlib.suppress(OSError):
-                os.unlink(temporary)
-
-    def _prune(self, keep: int) -> None:
-        """Delete the least recently used entries beyond `keep`."""
-        try:
-            entries = [e for e in os.scandir(self.directory) if not e.name.startswith(".")]
-            entries.sort(key=lambda e: e.stat().st_mtime_ns, reverse=True)
-        except OSError:
-            return
-        for entry in entries[keep:]:
-            with contextlib.suppress(OSError):
-                os.unlink(entry.path)
+        data = pickle.dumps((ENTRY_FORMAT, key, result), protocol=5)
+        put_file(self.directory, key, zlib.compress(data, 1))

@@ -13,14 +13,12 @@ MIN_ENTRIES) are deleted after it.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import os
 import pickle
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from compiler.cache.files import prune_files, put_file, take_file
 from compiler.load.document import SourceDocument
 
 ENTRY_FORMAT = "gpufleet-parsed-file/1"
@@ -44,12 +42,12 @@ class ParsedFileCache:
 
     def get(self, raw: bytes, shown: str, origin: str) -> list[SourceDocument] | None:
         """What parsing `raw` as `shown` (`origin`) gave before, or None."""
-        path = self.directory / self.key(raw, shown, origin)
+        data = take_file(self.directory, self.key(raw, shown, origin))
+        if data is None:
+            return None
         try:
-            with open(path, "rb") as file:
-                documents = pickle.load(file)
-            os.utime(path)  # recently used: pruned last
-        except Exception:  # any unreadable entry (absent, cut short, another format) is a miss
+            documents = pickle.loads(data)
+        except Exception:  # any unreadable entry (cut short, another format) is a miss
             return None
         if not isinstance(documents, list) or not all(
             isinstance(d, SourceDocument) for d in documents
@@ -61,31 +59,9 @@ class ParsedFileCache:
         """Keep what parsing `raw` as `shown` (`origin`) gave; a cache that cannot be written
         stays as it was."""
         data = pickle.dumps(documents, protocol=5)
-        try:
-            self.directory.mkdir(parents=True, exist_ok=True)
-            handle, temporary = tempfile.mkstemp(prefix=".entry-", dir=self.directory)
-        except OSError:
-            return
-        try:
-            with os.fdopen(handle, "wb") as file:
-                file.write(data)
-            os.replace(temporary, self.directory / self.key(raw, shown, origin))
-        except OSError:
-            with contextlib.suppress(OSError):
-                os.unlink(temporary)
+        put_file(self.directory, self.key(raw, shown, origin), data)
 
     def prune(self, files: int) -> None:
         """Delete the least recently used entries beyond twice `files` (the policy files of
         the compile that just ran), keeping at least MIN_ENTRIES."""
-        keep = max(MIN_ENTRIES, 2 * files)
-        try:
-            with os.scandir(self.directory) as scan:
-                entries = [e for e in scan if not e.name.startswith(".")]
-            if len(entries) <= keep:
-                return
-            entries.sort(key=lambda e: e.stat().st_mtime_ns, reverse=True)
-        except OSError:
-            return
-        for entry in entries[keep:]:
-            with contextlib.suppress(OSError):
-                os.unlink(entry.path)
+        prune_files(self.directory, max(MIN_ENTRIES, 2 * files))

@@ -10,20 +10,21 @@ record: the caller then compiles in full, as without a cache. Deleting the direc
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
 import pickle
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from compiler.cache.files import prune_files, put_file, take_file
 from compiler.diagnostics import Diagnostic, Suppressed
 from compiler.write.writer import present_files
 
 RECORD_FORMAT = "gpufleet-compile-record/2"
 RECORD_SUFFIX = ".record"
+MAX_RECORDS = 256
+"""Records kept (the least recently used beyond go): one per compiled state of the inputs."""
 
 
 @dataclass(frozen=True)
@@ -90,10 +91,12 @@ def file_sha256(path: Path) -> str | None:
 
 def read_record(directory: Path, key: str) -> CompileRecord | None:
     """The record of `key`, or None when there is none that can be trusted."""
+    data = take_file(directory, f"{key}{RECORD_SUFFIX}")
+    if data is None:
+        return None
     try:
-        data = (directory / f"{key}{RECORD_SUFFIX}").read_bytes()
         format_, record = pickle.loads(data)
-    except Exception:  # an unreadable record (absent, cut short, another format) is none
+    except Exception:  # an unreadable record (cut short, another format) is none
         return None
     if format_ != RECORD_FORMAT or not isinstance(record, CompileRecord) or record.key != key:
         return None
@@ -101,19 +104,10 @@ def read_record(directory: Path, key: str) -> CompileRecord | None:
 
 
 def write_record(directory: Path, record: CompileRecord) -> bool:
-    """Store `record` (write, then rename); False, and nothing left behind, when it cannot."""
+    """Store `record`, then keep the MAX_RECORDS most recently used; False, and nothing left
+    behind, when it cannot be stored."""
     data = pickle.dumps((RECORD_FORMAT, record), protocol=5)
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(prefix=".record-", suffix=".tmp", dir=directory)
-    except OSError:
+    if not put_file(directory, f"{record.key}{RECORD_SUFFIX}", data):
         return False
-    try:
-        with os.fdopen(handle, "wb") as file:
-            file.write(data)
-        os.replace(temporary, directory / f"{record.key}{RECORD_SUFFIX}")
-    except OSError:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        return False
+    prune_files(directory, MAX_RECORDS)
     return True

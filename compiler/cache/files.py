@@ -1,0 +1,57 @@
+"""The compile cache's files: each written whole or not at all, read back as bytes, and the
+least recently used deleted beyond a count. Records and entries are all kept this way."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from pathlib import Path
+
+
+def put_file(directory: Path, name: str, data: bytes) -> bool:
+    """Store `data` as `directory/name`: written to a temporary file beside it, then renamed,
+    so a reader sees a whole file or none and concurrent writers each leave a whole one;
+    False, and nothing left behind, when it cannot (a cache that cannot be written is off)."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(prefix=".write-", suffix=".tmp", dir=directory)
+    except OSError:
+        return False
+    try:
+        with os.fdopen(handle, "wb") as file:
+            file.write(data)
+        os.replace(temporary, directory / name)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        return False
+    return True
+
+
+def take_file(directory: Path, name: str) -> bytes | None:
+    """The bytes of `directory/name`, which now counts as recently used; None when it cannot
+    be read (absent, say)."""
+    path = directory / name
+    try:
+        data = path.read_bytes()
+        os.utime(path)
+    except OSError:
+        return None
+    return data
+
+
+def prune_files(directory: Path, keep: int) -> None:
+    """Delete the least recently used files of `directory` beyond `keep` (directories and
+    other writers' temporaries are left alone)."""
+    try:
+        with os.scandir(directory) as scan:
+            files = [e for e in scan if not e.name.startswith(".") and e.is_file()]
+        if len(files) <= keep:
+            return
+        files.sort(key=lambda e: e.stat().st_mtime_ns, reverse=True)
+    except OSError:
+        return
+    for entry in files[keep:]:
+        with contextlib.suppress(OSError):
+            os.unlink(entry.path)
