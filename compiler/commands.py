@@ -89,10 +89,10 @@ def run_command(
         with timings.stage("validate"):
             _validate(compiled)
     ownership_found, codeowners = _ownership(compiled.fleet, args.policies)
+    # a compile whose CODEOWNERS is wrong is not recorded: the next check must say so again
+    recorder = cache if not ownership_found.errors else None
     if args.check:
         ownership_found.raise_if_errors()
-    recordable = cache is not None and not ownership_found.errors
-    if args.check:
         with timings.stage("compare"):
             changes = compare_tree(args.out, compiled.tree)
         print_timings(timings, args.timings)
@@ -116,8 +116,8 @@ def run_command(
                 ]
             )
             return EXIT_POLICY
-        if recordable and cache is not None and not changes.foreign:
-            cache.remember(compiled.tree, output.reported, output.suppressed, codeowners)
+        if recorder is not None and not changes.foreign:
+            recorder.remember(compiled.tree, output.reported, output.suppressed, codeowners)
         if output.strict_stop(f"{args.out} is up to date"):
             return EXIT_STRICT
         print(f"ok: {args.out} is up to date ({len(compiled.tree)} files)")
@@ -136,8 +136,8 @@ def run_command(
             "GF502", f"cannot write {args.out}: {error.strerror}{where}", Span(str(args.out))
         ) from None
     note_foreign(args.out, changes.foreign)
-    if recordable and cache is not None and not changes.foreign:
-        cache.remember(compiled.tree, output.reported, output.suppressed, codeowners)
+    if recorder is not None and not changes.foreign:
+        recorder.remember(compiled.tree, output.reported, output.suppressed, codeowners)
     summary = ", ".join(
         f"{plan.cluster}: {len(plan.changed_nodes)} nodes change MIG configuration"
         for plan in compiled.plans
