@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from compiler.emit.devicetaintrule import device_names, mig_device_name
+from compiler.catalog.driver import mig_device_name
+from compiler.emit.devicetaintrule import device_names
 from compiler.load import load_policies
 from compiler.model import build_policies
 from compiler.pipeline import Compiled, compile_policies

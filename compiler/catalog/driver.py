@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -191,6 +192,28 @@ def releases_publishing(driver: str, device_type: str, names: frozenset[str]) ->
 
 _OPTIONAL = frozenset({f"{NVIDIA_DRIVER}/brand", f"{NVIDIA_DRIVER}/cudaDriverVersion"})
 """Attributes a release publishes only where NVML answers (left out of consistency)."""
+
+
+def gpu_device_name(minor: int) -> str:
+    """The name the NVIDIA driver publishes GPU `minor` of a node under (`gpu-5`; a policy's
+    `device: 5` is that GPU)."""
+    return f"gpu-{minor}"
+
+
+def mig_device_name(minor: int, profile: str, gi_profile_id: int, start: int) -> str:
+    """The name the NVIDIA driver publishes a MIG device under (e.g. gpu-3-mig-3g40gb-9-4)."""
+    cleaned = _NOT_DNS.sub("-", profile.replace(".", "").lower()).strip("-")
+    return f"{gpu_device_name(minor)}-mig-{cleaned}-{gi_profile_id}-{start}"
+
+
+def device_minor(name: str) -> int | None:
+    """The GPU a device name belongs to (`gpu-5`, or a MIG device of it), or None."""
+    found = _DEVICE_MINOR.match(name)
+    return int(found.group(1)) if found else None
+
+
+_NOT_DNS = re.compile(r"[^a-z0-9-]")
+_DEVICE_MINOR = re.compile(r"^gpu-([0-9]+)(?:-|$)")
 
 
 def health_taint(driver: str, key: str) -> str | None:

@@ -7,10 +7,10 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterator
 
+from compiler.catalog.driver import gpu_device_name
 from compiler.catalog.node_labels import MIG_CONFIG, MIG_CONFIG_STATE, MIG_DISABLED
 from compiler.diagnostics import Diagnostic, Span
 from compiler.drift.findings import MIG_LAYOUT, Finding, lost
-from compiler.drift.nodes import gpu_name
 from compiler.drift.planned import PlannedNode, Published
 from compiler.inventory.dump import ClusterDump, Node
 from compiler.inventory.gpus import NodeGpu
@@ -45,7 +45,7 @@ def mig_findings(
         wrong = {
             name: _shown(gpu)
             for index, layout in enumerate(per_gpu)
-            if (gpu := gpus.get(name := gpu_name(index))) is not None
+            if (gpu := gpus.get(name := gpu_device_name(index))) is not None
             and not gpu.partitionable  # Dynamic MIG: partitioned per claim, no fixed layout
             and Counter(gpu.mig_profiles or (WHOLE_GPU,)) != Counter(layout_devices(layout))
         }

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from compiler.catalog.driver import gpu_device_name
 from compiler.catalog.node_labels import GPU_COUNT
 from compiler.diagnostics import Diagnostic, Span
 from compiler.drift.findings import MISSING, NOT_READY, Finding, lost
@@ -13,11 +14,6 @@ from compiler.drift.planned import PlannedNode, Published, pool_span
 from compiler.inventory.dump import ClusterDump, Node
 from compiler.inventory.gpus import NodeGpu
 from compiler.ir import ResolvedCluster
-
-
-def gpu_name(index: int) -> str:
-    """The driver's name for GPU `index` of a node (a policy's `device: 5` is `gpu-5`)."""
-    return f"gpu-{index}"
 
 
 def node_findings(
@@ -88,12 +84,12 @@ def _gpus(
     pool = node.pool.pool
     width = pool.gpus_per_node
     published = {gpu.name for gpu in gpus}
-    expected = [gpu_name(i) for i in range(width)]
+    expected = [gpu_device_name(i) for i in range(width)]
     missing = [i for i, name in enumerate(expected) if name not in published]
     where = _slice_span(dump, found, driver)
     declared = pool_span(cluster, node.pool, "gpusPerNode")
     if missing:
-        names = ", ".join(gpu_name(i) for i in missing)
+        names = ", ".join(gpu_device_name(i) for i in missing)
         counted = found.labels.get(GPU_COUNT)
         discovery = f" (GPU feature discovery counts {counted})" if counted else ""
         yield Finding(
@@ -110,7 +106,7 @@ def _gpus(
             ),
             node.name,
             tuple(
-                lost(pool.name, node.index, i, MISSING, f"{node.name}/{gpu_name(i)}", where)
+                lost(pool.name, node.index, i, MISSING, f"{node.name}/{gpu_device_name(i)}", where)
                 for i in missing
             ),
         )

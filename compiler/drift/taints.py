@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from compiler.catalog.driver import health_taint
+from compiler.catalog.driver import gpu_device_name, health_taint
 from compiler.diagnostics import Diagnostic, Span
 from compiler.drift.findings import Finding, LiveTaint
-from compiler.drift.nodes import gpu_name
 from compiler.drift.planned import PlannedNode, Published
 from compiler.inventory.dump import ClusterDump, Taint
 from compiler.ir import ResolvedCluster
@@ -34,7 +33,7 @@ def taint_findings(
         found = dump.node(node.name)
         if found is None:
             continue
-        indices = {gpu_name(i): i for i in range(node.pool.pool.gpus_per_node)}
+        indices = {gpu_device_name(i): i for i in range(node.pool.pool.gpus_per_node)}
         for gpu in published[found.name]:
             index = indices.get(gpu.name)
             if index is None:
@@ -66,7 +65,7 @@ def _declared(cluster: ResolvedCluster, node: PlannedNode, index: int, taint: Ta
 
 def _finding(taint: Taint, span: Span, gpus: list[tuple[PlannedNode, int]], driver: str) -> Finding:
     meaning = health_taint(driver, taint.key)
-    shown = ", ".join(f"{node.name}/{gpu_name(index)}" for node, index in gpus)
+    shown = ", ".join(f"{node.name}/{gpu_device_name(index)}" for node, index in gpus)
     what = f"the driver's health check: {meaning.split(' (')[0]}" if meaning else "not gpufleet's"
     blocks = taint.effect in BLOCKING
     hints = [
@@ -101,7 +100,7 @@ def _finding(taint: Taint, span: Span, gpus: list[tuple[PlannedNode, int]], driv
                 taint.value,
                 taint.effect,
                 span,
-                f"{node.name}/{gpu_name(index)}",
+                f"{node.name}/{gpu_device_name(index)}",
             )
             for node, index in gpus
         )

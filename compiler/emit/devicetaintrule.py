@@ -14,8 +14,7 @@ and two rules never share a name. A name past 253 characters is shortened with a
 
 from __future__ import annotations
 
-import re
-
+from compiler.catalog.driver import gpu_device_name, mig_device_name
 from compiler.emit.manifest import Manifest, provenance
 from compiler.emit.view import ClusterView
 from compiler.emit.waves import WAVES
@@ -24,18 +23,10 @@ from compiler.ir.sync_options import SKIP_DRY_RUN
 from compiler.names import DNS_SUBDOMAIN_MAX, shortened
 from compiler.versions import Feature
 
-_NOT_DNS = re.compile(r"[^a-z0-9-]")
-
-
-def mig_device_name(index: int, profile: str, gi_profile_id: int, start: int) -> str:
-    """The device name the NVIDIA DRA driver gives a MIG device (e.g. gpu-3-mig-3g40gb-9-4)."""
-    cleaned = _NOT_DNS.sub("-", profile.replace(".", "").lower()).strip("-")
-    return f"gpu-{index}-mig-{cleaned}-{gi_profile_id}-{start}"
-
 
 def device_names(pool: ResolvedPool, index: int) -> list[str]:
     """Every device name GPU `index` of a node of `pool` can be published under."""
-    names = [f"gpu-{index}"]
+    names = [gpu_device_name(index)]
     mig = pool.model.mig
     if pool.pool.mig != "disabled" and mig is not None:
         for profile in mig.profiles:

@@ -10,7 +10,6 @@ known by its uuid (a MIG device's `parentUUID`).
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from compiler.catalog.driver import (
@@ -21,13 +20,12 @@ from compiler.catalog.driver import (
     PROFILE_ATTRIBUTE,
     STANDARD_DOMAIN,
     TYPE_ATTRIBUTE,
+    device_minor,
+    gpu_device_name,
     qualified,
 )
 from compiler.diagnostics import Span
 from compiler.inventory.dump import ClusterDump, Device, Node, ResourceSlice, Taint
-
-_MINOR = re.compile(r"^gpu-([0-9]+)(?:-|$)")
-"""A device name's GPU minor: `gpu-<minor>` or `gpu-<minor>-mig-...` (the driver's names)."""
 
 
 @dataclass(frozen=True)
@@ -83,8 +81,8 @@ def node_gpus(dump: ClusterDump, node: Node, driver: str) -> tuple[NodeGpu, ...]
 
 
 def _minor(name: str) -> int:
-    found = _MINOR.match(name)
-    return int(found.group(1)) if found else 1 << 30
+    minor = device_minor(name)
+    return 1 << 30 if minor is None else minor
 
 
 def _gpu(
@@ -95,8 +93,8 @@ def _gpu(
         None,
     )
     shown = whole or devices[0][1]
-    found = _MINOR.match(shown.name)
-    name = f"gpu-{found.group(1)}" if found else shown.name
+    minor = device_minor(shown.name)
+    name = shown.name if minor is None else gpu_device_name(minor)
     memory = whole.capacity.get(qualified(driver, MEMORY_CAPACITY)) if whole else None
     migs = [d for _, d in devices if d.attribute(qualified(driver, TYPE_ATTRIBUTE)) == MIG_DEVICE]
     partitionable = any(d.consumes_counters for _, d in devices)

@@ -27,6 +27,7 @@ from fractions import Fraction
 from typing import Literal
 
 from compiler.catalog import Catalog, GpuModel
+from compiler.catalog.driver import gpu_device_name
 from compiler.catalog.node_labels import GPU_COUNT, GPU_MEMORY, GPU_PRODUCT, MIG_CONFIG
 from compiler.diagnostics import Diagnostic, Span
 from compiler.inventory.dump import ClusterDump, Node, Taint
@@ -280,7 +281,7 @@ def _unknown(node: Node, gpu: NodeGpu) -> Diagnostic:
 
 def _missing(node: Node, gpus: tuple[NodeGpu, ...], expected: int) -> Diagnostic:
     present = {g.name for g in gpus}
-    absent = [f"gpu-{i}" for i in range(expected) if f"gpu-{i}" not in present]
+    absent = [n for i in range(expected) if (n := gpu_device_name(i)) not in present]
     named = f" ({', '.join(absent)})" if absent and len(absent) == expected - len(gpus) else ""
     return Diagnostic(
         "GF811",
