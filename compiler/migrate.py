@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from compiler.diagnostics import Span, fail
@@ -31,6 +30,7 @@ from compiler.model.build import build_object
 from compiler.model.grant import GRANTS_DIRECTORY
 from compiler.model.team import Team
 from compiler.write.atomic import replace_file
+from compiler.write.policy_yaml import policy_yaml
 
 SCHEMA_COMMENT = "# yaml-language-server: $schema="
 _ANCHORED = re.compile(r"(^|[\s\[{,:-])[&*][A-Za-z0-9_][^\s,\]}]*|<<\s*:", re.MULTILINE)
@@ -211,7 +211,7 @@ def _grant_text(team: Team, group: str | None, schema_line: str | None) -> str:
 
 
 def _dump(data: Any) -> str:
-    yaml = _round_trip()
+    yaml = policy_yaml()
     yaml.default_flow_style = None
     stream = io.StringIO()
     yaml.dump(_flow_leaves(data), stream)
@@ -232,14 +232,6 @@ def _flow_leaves(data: Any) -> Any:
             seq.fa.set_flow_style()
         return seq
     return data
-
-
-def _round_trip() -> YAML:
-    yaml = YAML(typ="rt")
-    yaml.indent(mapping=2, sequence=4, offset=2)
-    yaml.width = 100
-    yaml.preserve_quotes = True
-    return yaml
 
 
 class _Editor:
@@ -265,7 +257,7 @@ class _Editor:
                     document.span(),
                     "expand the anchors by hand (write each value out), then migrate",
                 )
-            self.loaded[relative] = list(_round_trip().load_all(text))
+            self.loaded[relative] = list(policy_yaml().load_all(text))
         return self.loaded[relative]
 
     def schema_line(self, team: Team) -> str | None:
@@ -347,6 +339,6 @@ class _Editor:
         found = {}
         for relative in sorted(self.changed):
             stream = io.StringIO()
-            _round_trip().dump_all(self.loaded[relative], stream)
+            policy_yaml().dump_all(self.loaded[relative], stream)
             found[relative] = stream.getvalue()
         return found

@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
-from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import YAMLError
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString
@@ -38,6 +37,7 @@ from compiler.inventory.pools import ImportedPool, MigMode, natural_key
 from compiler.model.base import API_VERSION
 from compiler.model.cluster import NodePool
 from compiler.quantity import QuantityError, format_bytes, format_decimal, parse_quantity
+from compiler.write.policy_yaml import policy_yaml
 
 SCHEMA_COMMENT = "# yaml-language-server: $schema="
 DEFAULT_SCHEMA_LINE = f"{SCHEMA_COMMENT}../../docs/policy.schema.json"
@@ -68,15 +68,6 @@ class Update:
     warnings: list[Diagnostic] = field(default_factory=list)
 
 
-def round_trip() -> YAML:
-    """ruamel.yaml set up as the policy files are written (as `gpufleet migrate` does)."""
-    yaml = YAML(typ="rt")
-    yaml.indent(mapping=2, sequence=4, offset=2)
-    yaml.width = 100
-    yaml.preserve_quotes = True
-    return yaml
-
-
 def update_cluster_file(
     path: Path,
     shown: str,
@@ -103,7 +94,7 @@ def update_cluster_file(
             "expand the anchors by hand (write each value out), then import again",
         )
     try:
-        documents = list(round_trip().load_all(old))
+        documents = list(policy_yaml().load_all(old))
     except YAMLError as error:
         raise fail("GF815", f"{shown} is not valid YAML: {error}", Span(shown, 1, 1)) from None
     document = next(
@@ -128,7 +119,7 @@ def update_cluster_file(
     _update_pools(document["spec"], shown, cluster, pools, catalog, update)
     if update.notes:  # else the file stays as written, byte for byte, however ruamel lays it out
         stream = io.StringIO()
-        round_trip().dump_all(documents, stream)
+        policy_yaml().dump_all(documents, stream)
         update.text, update.changed = stream.getvalue(), True
     return update
 
@@ -166,7 +157,7 @@ def _new_file(
         ]
     )
     stream = io.StringIO()
-    round_trip().dump(document, stream)
+    policy_yaml().dump(document, stream)
     return f"{schema_line(path.parent)}\n{stream.getvalue()}"
 
 
