@@ -15,7 +15,11 @@ import pytest
 import compiler.commands
 from compiler.cache import CompileOptions, compile_key
 from compiler.cache.key import code_digest
+from compiler.cache.parsed import ParsedFileCache
 from compiler.cache.store import CompileRecord, read_record, write_record
+from compiler.diagnostics import Diagnostic
+from compiler.load.document import SourceDocument
+from compiler.load.loader import FILES_PER_TASK, load_policies
 from compiler.pipeline import Compiled
 
 Cli = Callable[..., tuple[int, str, str]]
@@ -245,3 +249,28 @@ def test_corrupt_entries_are_misses(run_cli: Cli, cache: Path):
         entry.write_bytes(entry.read_bytes()[:20])
     assert run_cli("compile")[0] == 0
     assert run_cli("compile", "--no-cache", "--check")[0] == 0  # out/ is what it should be
+
+
+def test_parsed_files_load_as_without_the_cache_cold_warm_or_in_part(tmp_path: Path):
+    """More files than one worker task: a cold cache (the first task's files all unknown, so
+    the rest go to workers unprobed), a warm one, and one that knows only the later files all
+    give the documents and warnings of a load without the cache."""
+    policies = tmp_path / "policies"
+    policies.mkdir()
+    count = FILES_PER_TASK + 40
+    for n in range(count):
+        (policies / f"f{n:03}.yaml").write_text(f"a: {n}\nb: [x, {n}]\n" if n % 9 else "# empty\n")
+    plain_warnings: list[Diagnostic] = []
+    plain = load_policies(policies, plain_warnings)
+    cache = ParsedFileCache(tmp_path / "parsed", "code")
+
+    def cached() -> tuple[list[SourceDocument], list[Diagnostic]]:
+        warnings: list[Diagnostic] = []
+        return load_policies(policies, warnings, cache), warnings
+
+    assert cached() == (plain, plain_warnings)  # cold
+    assert len(list(cache.directory.iterdir())) == count  # empty files too: they hold no document
+    assert cached() == (plain, plain_warnings)  # warm
+    for entry in sorted(cache.directory.iterdir())[: FILES_PER_TASK + 5]:
+        entry.unlink()  # the cache now knows only some of the later files
+    assert cached() == (plain, plain_warnings)

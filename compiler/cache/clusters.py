@@ -14,9 +14,11 @@ compile reads P back as its previous plan and compiling from the written plan gi
 again (the solver's last objective is canonical: `compiler.solve.solver._canonical`). Without
 that second entry, every cluster would miss once after each compile that changed its plan.
 
-Entries are zlib-compressed pickles in `<cache directory>/clusters/<key>`, written to a
-temporary file and renamed, so concurrent runs each leave a whole entry; anything unreadable
-is a miss. The least recently used entries beyond MAX_ENTRIES are deleted after each store.
+An entry, `<cache directory>/clusters/<key>`, is a pickle of its key, the nodes the plan
+changes and the result packed (a zlib-compressed pickle, made once for both keys). It is
+written to a temporary file and renamed (compiler.cache.files), so concurrent runs each leave
+a whole entry; anything unreadable is a miss. The least recently used entries beyond
+MIN_ENTRIES or 4 per cluster are deleted after each store.
 The directory is the user's own, like ~/.cache in general: an entry is trusted as far as the
 account that wrote it.
 """
@@ -26,7 +28,7 @@ from __future__ import annotations
 import pickle
 import zlib
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from compiler.cache.files import prune_files, put_file, take_file
@@ -35,7 +37,7 @@ from compiler.cache.key import CompileOptions
 from compiler.emit.argocd import SyncedKind
 from compiler.ir import ClusterPlan, ResolvedCluster, ResolvedFleet
 
-ENTRY_FORMAT = "gpufleet-cluster-entry/1"
+ENTRY_FORMAT = "gpufleet-cluster-entry/2"
 """Changes whenever an entry's contents or its key's parts change."""
 
 MIN_ENTRIES = 256
@@ -60,20 +62,22 @@ class ClusterCache:
     directory: Path
     options: CompileOptions
     code: str
+    _inputs: dict[int, tuple[ResolvedCluster, str]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+    """The fingerprint of each cluster's inputs, taken once per compile (lookup and store
+    both need it), with the cluster it is of (so that its id is not reused meanwhile)."""
 
     def key(
         self, cluster: ResolvedCluster, fleet: ResolvedFleet, previous: ClusterPlan | None
     ) -> str:
         """The key of `cluster`'s result when compiled over the `previous` plan."""
-        return fingerprint(
-            ENTRY_FORMAT,
-            self.code,
-            repr(self.options),
-            cluster,
-            fleet.ladder,
-            fleet.fleet,
-            previous.steering() if previous is not None else None,
-        )
+        known = self._inputs.get(id(cluster))
+        if known is None or known[0] is not cluster:
+            known = (cluster, fingerprint(cluster, fleet.ladder, fleet.fleet))
+            self._inputs[id(cluster)] = known
+        steering = previous.steering() if previous is not None else None
+        return fingerprint(ENTRY_FORMAT, self.code, repr(self.options), known[1], steering)
 
     def lookup(
         self, fleet: ResolvedFleet, previous: Mapping[str, ClusterPlan]
@@ -99,10 +103,12 @@ class ClusterCache:
             if result is None:
                 continue
             before = previous.get(cluster.name)
-            self._write(self.key(cluster, fleet, before), result)
+            # the plan and files are packed once for both keys; only the nodes changed differ
+            unchanged = replace(result, plan=replace(result.plan, changed_nodes=()))
+            packed = zlib.compress(pickle.dumps(unchanged, protocol=5), 1)
+            self._write(self.key(cluster, fleet, before), result.plan.changed_nodes, packed)
             if before is None or before.steering() != result.plan.steering():
-                settled = replace(result, plan=replace(result.plan, changed_nodes=()))
-                self._write(self.key(cluster, fleet, result.plan), settled)
+                self._write(self.key(cluster, fleet, result.plan), (), packed)
         prune_files(self.directory, max(MIN_ENTRIES, 4 * len(fleet.clusters)))
 
     def _read(self, key: str) -> ClusterResult | None:
@@ -110,13 +116,17 @@ class ClusterCache:
         if data is None:
             return None
         try:
-            format_, stored_key, result = pickle.loads(zlib.decompress(data))
+            format_, stored_key, changed, packed = pickle.loads(data)
+            if format_ != ENTRY_FORMAT or stored_key != key:
+                return None
+            result = pickle.loads(zlib.decompress(packed))
         except Exception:  # any unreadable entry (cut short, another format) is a miss
             return None
-        if format_ != ENTRY_FORMAT or stored_key != key or not isinstance(result, ClusterResult):
+        if not isinstance(result, ClusterResult):
             return None
-        return result
+        return replace(result, plan=replace(result.plan, changed_nodes=changed))
 
-    def _write(self, key: str, result: ClusterResult) -> None:
-        data = pickle.dumps((ENTRY_FORMAT, key, result), protocol=5)
-        put_file(self.directory, key, zlib.compress(data, 1))
+    def _write(self, key: str, changed: tuple[str, ...], packed: bytes) -> None:
+        """Store under `key` a packed result whose plan changes the nodes `changed`."""
+        data = pickle.dumps((ENTRY_FORMAT, key, changed, packed), protocol=5)
+        put_file(self.directory, key, data)

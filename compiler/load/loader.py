@@ -85,8 +85,8 @@ def load_policies(
         raise fail("GF110", f"no *.yaml files below {root}", Span(display_path(root)))
     real_root, here = root.resolve(), FsPath.cwd().resolve()
     results: list[FileResult | None] = [None] * len(files)
-    if parsed is not None:  # what was parsed before is read here: no worker sends it back
-        results = [read_file(real_root, here, parsed, entry, parse=False) for entry in files]
+    if parsed is not None:
+        results = _read_known(real_root, here, parsed, files)
     missing = [index for index, result in enumerate(results) if result is None]
     tasks = load_tasks(missing)
     read = partial(read_files, real_root, here, parsed)
@@ -104,6 +104,22 @@ def load_policies(
     if warnings is not None:
         warnings.extend(problems.warnings)
     return documents
+
+
+def _read_known(
+    real_root: FsPath, here: FsPath, parsed: ParsedFiles, files: list[PolicyEntry]
+) -> list[FileResult | None]:
+    """What each file the cache knows holds, None for the others: read here, where no worker
+    has to send the documents back. When the first FILES_PER_TASK files are all unknown, the
+    cache is cold (the compiler changed, say) and the rest are not looked up here: the
+    workers look them up anyway, and probing thousands of files here would cost a tenth of
+    a large compile."""
+    results: list[FileResult | None] = []
+    for entry in files:
+        if len(results) == FILES_PER_TASK and not any(results):
+            return results + [None] * (len(files) - len(results))
+        results.append(read_file(real_root, here, parsed, entry, parse=False))
+    return results
 
 
 def load_tasks(indices: list[int]) -> list[list[int]]:
