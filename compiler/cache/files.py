@@ -8,6 +8,8 @@ import os
 import tempfile
 from pathlib import Path
 
+from compiler.file_bytes import read_whole
+
 
 def put_file(directory: Path, name: str, data: bytes) -> bool:
     """Store `data` as `directory/name`: written to a temporary file beside it, then renamed,
@@ -32,9 +34,9 @@ def put_file(directory: Path, name: str, data: bytes) -> bool:
 def take_file(directory: Path, name: str) -> bytes | None:
     """The bytes of `directory/name`, which now counts as recently used; None when it cannot
     be read (absent, say)."""
-    path = directory / name
+    path = f"{directory}/{name}"
     try:
-        data = path.read_bytes()
+        data = read_whole(path)
         os.utime(path)
     except OSError:
         return None

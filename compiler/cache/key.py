@@ -26,7 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import compiler
-from compiler.policy_files import POLICY_SUFFIXES
+from compiler.file_bytes import read_whole
+from compiler.policy_files import scan_policy_files
 from compiler.template_files import templates_dir
 
 KEY_FORMAT = "gpufleet-compile-key/1"
@@ -56,9 +57,10 @@ def compile_key(policies: Path, out: Path, options: CompileOptions, code: str) -
     add(KEY_FORMAT, repr(options), code)
     add(str(policies.resolve()), str(out.resolve()), str(Path.cwd().resolve()))
     add("policies")
-    for path in _files_below(policies, lambda p: p.suffix in POLICY_SUFFIXES, keep_other=True):
-        relative = path.relative_to(policies).as_posix()
-        add(relative, path.read_bytes() if path.is_file() else b"\0not a regular file")
+    files, others = scan_policy_files(policies)
+    entries = [(entry, True) for entry in files] + [(entry, False) for entry in others]
+    for entry, regular in sorted(entries, key=lambda found: found[0].relative):
+        add(entry.relative, read_whole(entry.path) if regular else b"\0not a regular file")
     return digest.hexdigest()
 
 
@@ -95,15 +97,7 @@ def _distributions() -> list[str]:
     return sorted(name for name in found if name.endswith((".dist-info", ".egg-info")))
 
 
-def _files_below(
-    root: Path, wanted: Callable[[Path], bool], keep_other: bool = False
-) -> list[Path]:
-    """The files below `root` that `wanted(path)` accepts, sorted by relative path (links
-    followed as the loader follows them); with `keep_other`, accepted entries that are
-    neither a file nor a directory too (a dangling link, a FIFO)."""
-    found = [
-        path
-        for path in root.rglob("*")
-        if wanted(path) and (path.is_file() or (keep_other and not path.is_dir()))
-    ]
+def _files_below(root: Path, wanted: Callable[[Path], bool]) -> list[Path]:
+    """The files below `root` that `wanted(path)` accepts, sorted by relative path."""
+    found = [path for path in root.rglob("*") if wanted(path) and path.is_file()]
     return sorted(found, key=lambda p: p.relative_to(root).as_posix())

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from compiler.cache.files import prune_files, put_file, take_file
 from compiler.diagnostics import Diagnostic, Suppressed
+from compiler.file_bytes import read_whole
 from compiler.write.writer import present_files
 
 RECORD_FORMAT = "gpufleet-compile-record/2"
@@ -61,14 +62,9 @@ def out_digest(out: Path) -> str | None:
     if present.links or present.files != present.regular:
         return None
     try:
-        return files_digest((path, _read(out, path)) for path in present.regular)
+        return files_digest((path, read_whole(f"{out}/{path}")) for path in present.regular)
     except OSError:
         return None
-
-
-def _read(out: Path, path: str) -> bytes:
-    with open(os.path.join(out, path), "rb") as file:  # not pathlib: 17,000 files on fleet L
-        return file.read()
 
 
 def files_digest(files: Iterable[tuple[str, bytes]]) -> str:

@@ -10,6 +10,7 @@ import datetime
 import math
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import lru_cache, partial
 from pathlib import Path as FsPath
 from typing import Any, Protocol
@@ -17,6 +18,7 @@ from typing import Any, Protocol
 import yaml as pyyaml
 
 from compiler.diagnostics import CompileError, Diagnostic, Problems, Span, fail
+from compiler.file_bytes import read_at_most
 from compiler.load.budget import (
     MAX_DEPTH,
     MAX_NODES_PER_FILE,
@@ -44,6 +46,24 @@ def _shown(path: FsPath, real: FsPath, here: FsPath) -> str:
 
 FILES_PER_TASK = 64
 """Files one worker loads at a time: a fleet of hundreds of files is read on every core."""
+
+
+@dataclass(frozen=True)
+class PolicyRoot:
+    """The policy directory as its files are named: its real path, the working directory's,
+    and what `_shown` puts before the relative path of a file in it that is not a link (the
+    same for all of them, so worked out once rather than per file)."""
+
+    real: FsPath
+    here: FsPath
+    shown: str
+
+    @classmethod
+    def of(cls, root: FsPath) -> PolicyRoot:
+        """The policy directory `root`, as given on the command line."""
+        real, here = root.resolve(), FsPath.cwd().resolve()
+        base = _shown(root, real, here)
+        return cls(real, here, "" if base == "." else base.rstrip("/") + "/")
 
 
 class ParsedFiles(Protocol):
@@ -83,13 +103,13 @@ def load_policies(
     Problems(unreadable).raise_if_errors()
     if not files:
         raise fail("GF110", f"no *.yaml files below {root}", Span(display_path(root)))
-    real_root, here = root.resolve(), FsPath.cwd().resolve()
+    place = PolicyRoot.of(root)
     results: list[FileResult | None] = [None] * len(files)
     if parsed is not None:
-        results = _read_known(real_root, here, parsed, files)
+        results = _read_known(place, parsed, files)
     missing = [index for index, result in enumerate(results) if result is None]
     tasks = load_tasks(missing)
-    read = partial(read_files, real_root, here, parsed)
+    read = partial(read_files, place, parsed)
     read_in_tasks = map_in_order(read, [[files[i] for i in task] for task in tasks])
     for task, found in zip(tasks, read_in_tasks, strict=True):
         for index, result in zip(task, found, strict=True):
@@ -107,7 +127,7 @@ def load_policies(
 
 
 def _read_known(
-    real_root: FsPath, here: FsPath, parsed: ParsedFiles, files: list[PolicyEntry]
+    place: PolicyRoot, parsed: ParsedFiles, files: list[PolicyEntry]
 ) -> list[FileResult | None]:
     """What each file the cache knows holds, None for the others: read here, where no worker
     has to send the documents back. When the first FILES_PER_TASK files are all unknown, the
@@ -118,7 +138,7 @@ def _read_known(
     for entry in files:
         if len(results) == FILES_PER_TASK and not any(results):
             return results + [None] * (len(files) - len(results))
-        results.append(read_file(real_root, here, parsed, entry, parse=False))
+        results.append(read_file(place, parsed, entry, parse=False))
     return results
 
 
@@ -132,26 +152,26 @@ FileResult = tuple[list[SourceDocument], list[Diagnostic]]
 
 
 def read_files(
-    real_root: FsPath, here: FsPath, parsed: ParsedFiles | None, files: list[PolicyEntry]
+    place: PolicyRoot, parsed: ParsedFiles | None, files: list[PolicyEntry]
 ) -> list[FileResult | None]:
     """What each of `files` holds (one worker's task; parsed, so never None)."""
-    return [read_file(real_root, here, parsed, entry) for entry in files]
+    return [read_file(place, parsed, entry) for entry in files]
 
 
 def read_file(
-    real_root: FsPath,
-    here: FsPath,
+    place: PolicyRoot,
     parsed: ParsedFiles | None,
     entry: PolicyEntry,
     parse: bool = True,
 ) -> FileResult | None:
     """What one file holds; without `parse`, None when `parsed` does not know its bytes."""
-    # only the file itself can be a link (links to directories are not followed)
-    real = entry.path.resolve() if entry.link else real_root / entry.relative
-    shown = _shown(entry.path, real, here)
+    # only the file itself can be a link (links to directories are not followed): any other
+    # file is inside the policy directory, and its names are the directory's plus its own
+    real = entry.path.resolve() if entry.link else None
+    shown = place.shown + entry.relative if real is None else _shown(entry.path, real, place.here)
     try:
-        _check_inside(entry.relative, real, real_root, shown)
-        origin = f"{real_root.name}/{entry.relative}"
+        _check_inside(entry.relative, real, place.real, shown)
+        origin = f"{place.real.name}/{entry.relative}"
         found = load_file(entry.path, shown, origin, parsed, parse)
     except CompileError as error:
         return [], list(error.diagnostics)
@@ -173,7 +193,7 @@ def _empty_file(shown: str) -> Diagnostic:
     )
 
 
-def _check_inside(relative: str, real: FsPath, real_root: FsPath, shown: str) -> None:
+def _check_inside(relative: str, real: FsPath | None, real_root: FsPath, shown: str) -> None:
     """Refuse a policy file whose name is not UTF-8, or that links outside the policy directory.
 
     The name lands in every object's source annotation, which must be text; and diagnostics
@@ -185,7 +205,7 @@ def _check_inside(relative: str, real: FsPath, real_root: FsPath, shown: str) ->
     except UnicodeEncodeError:
         message = f"the file name {relative.rsplit('/', 1)[-1]!r} is not UTF-8"
         raise fail("GF109", message, Span(shown, 1, 1), "rename the file") from None
-    if not real.is_relative_to(real_root):
+    if real is not None and not real.is_relative_to(real_root):
         raise fail(
             "GF122",
             f"{shown} is a symlink to {real}, outside {real_root}",
@@ -201,8 +221,7 @@ def load_file(
     `parse`, None then); empty documents are skipped."""
     start = Span(shown, 1, 1)
     try:
-        with path.open("rb") as handle:
-            raw = handle.read(MAX_FILE_BYTES + 1)
+        raw = read_at_most(path, MAX_FILE_BYTES + 1)
         if len(raw) > MAX_FILE_BYTES:
             message = f"file is larger than {MAX_FILE_BYTES} bytes"
             raise fail("GF120", message, start, "split the policy into smaller files")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Annotated, Any, Literal
 
@@ -215,7 +216,17 @@ class NodePool(Strict):
         """`pattern` with the placeholders named in `values` filled in. Braces that are not
         one stay as they are (never str.format on user text), so a broken format yields an
         invalid name that resolve reports."""
-        return _PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), pattern)
+        return "".join(
+            values.get(piece, f"{{{piece}}}") if i % 2 else piece
+            for i, piece in enumerate(_pieces(pattern))
+        )
+
+
+@functools.lru_cache(maxsize=256)
+def _pieces(pattern: str) -> tuple[str, ...]:
+    """`pattern` split at its placeholders: text, placeholder name, text, ... (a node name is
+    filled in for every node of the fleet: the pattern is split once)."""
+    return tuple(_PLACEHOLDER.split(pattern))
 
 
 class Kubelet(Strict):

@@ -185,8 +185,11 @@ def build_model(
         size = built.extra if grown and built.extra is not None else group.count
         model.add(sum(members) == size)
     built.items = item_of
+    slots: dict[GuaranteeKey, list[tuple[GroupKey, str]]] = defaultdict(list)
+    for owner, group_key, device in sorted(item_of):
+        slots[owner].append((group_key, device))
     for guarantee in cluster.guarantees:
-        _add_guarantee(built, guarantee, item_of, require_all)
+        _add_guarantee(built, guarantee, slots[guarantee.key], require_all)
     demand: dict[tuple[GroupKey, Item], list[cp_model.IntVar]] = defaultdict(list)
     for (key, group_key, device), var in built.gangs.items():
         demand[group_key, item_of[key, group_key, device]].append(var)
@@ -198,17 +201,17 @@ def build_model(
 def _add_guarantee(
     built: ClusterModel,
     guarantee: Guarantee,
-    item_of: dict[tuple[GuaranteeKey, GroupKey, str], Item],
+    slots: list[tuple[GroupKey, str]],
     require_all: bool,
 ) -> None:
+    """The guarantee's gang variables, one per (node group, device) slot that can serve it
+    (in sorted order), and its enabling literal."""
     key = guarantee.key
     literal = built.model.new_bool_var(f"enabled[{key}]")
     built.enabled[key] = literal
     most = guarantee.count // guarantee.gang
     parts = []
-    for owner, group_key, device in sorted(item_of):
-        if owner != key:
-            continue
+    for group_key, device in slots:
         var = built.model.new_int_var(0, most, f"gangs[{key},{group_key},{device}]")
         built.model.add(var == 0).only_enforce_if(~literal)
         built.gangs[key, group_key, device] = var

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from compiler.diagnostics import Diagnostic, Problems, Span, fail
+from compiler.file_bytes import read_at_most
 from compiler.write.atomic import beside, recover, remove, replace_directory
 
 OWNED_LIST = ".gpufleet-owned"
@@ -209,8 +210,7 @@ def _compare(out: Path, tree: dict[str, str], present: Present) -> Staleness:
 def _holds(path: str, text: str) -> bool:
     """Whether the regular file `path` holds exactly `text`."""
     expected = text.encode("utf-8")
-    with open(path, "rb") as handle:
-        return handle.read(len(expected) + 1) == expected
+    return read_at_most(path, len(expected) + 1) == expected
 
 
 def _parents(path: str) -> list[str]:
