@@ -24,7 +24,7 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
 from compiler.diagnostics import Span, fail
 from compiler.load import load_policies
-from compiler.load.document import SourceDocument
+from compiler.load.document import KEY, SourceDocument
 from compiler.model.base import API_VERSION
 from compiler.model.build import build_object
 from compiler.model.grant import GRANTS_DIRECTORY
@@ -79,7 +79,7 @@ def plan_migration(root: Path) -> Migration:
             raise fail(
                 "GF219",
                 f"the Fleet names a group for team {name!r}, which has no grant and no file",
-                fleet.span(("spec", "teams", name, "<key>")),
+                fleet.span(("spec", "teams", name, KEY)),
                 "remove the line (it grants nothing), or grant the team first",
             )
         editor.give_group(grants_of[name], group)

@@ -78,8 +78,8 @@ class CompileCache:
             return False
         if not unchanged:
             return False
-        written = with_listing(tree).items()
-        digest = files_digest((path, text.encode("utf-8")) for path, text in written)
+        written = with_listing(tree)
+        digest = files_digest(written, lambda path: written[path].encode("utf-8"))
         files = tuple((str(path.absolute()), file_sha256(path)) for path in depends)
         record = CompileRecord(
             self.key, digest, len(tree), tuple(reported), tuple(suppressed), files

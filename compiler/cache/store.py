@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import os
 import pickle
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,16 +62,18 @@ def out_digest(out: Path) -> str | None:
     if present.links or present.files != present.regular:
         return None
     try:
-        return files_digest((path, read_whole(f"{out}/{path}")) for path in present.regular)
+        return files_digest(present.regular, lambda path: read_whole(f"{out}/{path}"))
     except OSError:
         return None
 
 
-def files_digest(files: Iterable[tuple[str, bytes]]) -> str:
-    """A hash of files given as (path below out/, bytes), whatever their order: what
-    out_digest reads from disk, or a tree in memory that out/ was just found or made equal to."""
+def files_digest(paths: Iterable[str], data_of: Callable[[str], bytes]) -> str:
+    """A hash of the files at `paths` below out/ (in any order), whose bytes `data_of` gives:
+    what out_digest reads from disk, or a tree in memory that out/ was just found or made
+    equal to. Only one file's bytes are held at a time (XL's out/ is 80 MB)."""
     digest = hashlib.sha256()
-    for path, data in sorted(files):
+    for path in sorted(paths):
+        data = data_of(path)
         digest.update(f"{path}\0{len(data)}\0".encode("utf-8", "surrogateescape"))
         digest.update(data)
     return digest.hexdigest()

@@ -19,7 +19,7 @@ from typing import Literal, cast
 from compiler.drift.findings import LiveTaint
 from compiler.ir import ResolvedCluster, ResolvedPool, ResolvedTaint, TaintTarget, tolerates
 from compiler.ir.policy import DeviceTaint
-from compiler.load.document import SourceDocument
+from compiler.load.document import SourceDocument, pack_position
 from compiler.model.base import API_VERSION, Metadata
 from compiler.model.taint import DeviceTaintSpec
 
@@ -94,7 +94,7 @@ def _device_taint(cluster: str, name: str, taint: LiveTaint) -> DeviceTaint:
             effect=effect,
         ),
     )
-    position = (taint.span.line, taint.span.column)
+    position = pack_position(taint.span.line, taint.span.column)
     built._source = SourceDocument(
         file=taint.span.file,
         origin=taint.span.file,

@@ -13,7 +13,7 @@ from fractions import Fraction
 from typing import Any
 
 from compiler.diagnostics import Diagnostic
-from compiler.load.document import Path, SourceDocument
+from compiler.load.document import KEY, Path, SourceDocument
 from compiler.quantity import QuantityError, parse_quantity
 
 
@@ -65,7 +65,7 @@ class Cursor:
     def problem(self, message: str, *hints: str, key: bool = False) -> FieldError:
         """A GF802 at this cursor (at its key, for a problem with the name rather than the
         value)."""
-        path = (*self.path, "<key>") if key else self.path
+        path = (*self.path, KEY) if key else self.path
         return FieldError(
             Diagnostic("GF802", f"{self.what}: {message}", self.document.span(path), hints)
         )

@@ -25,7 +25,7 @@ from compiler.load.budget import (
     check_budget,
     check_yaml12_budget,
 )
-from compiler.load.document import Path, SourceDocument
+from compiler.load.document import Path, SourceDocument, pack_position, unpack_position
 from compiler.parallel import map_in_order
 from compiler.policy_files import PolicyEntry, scan_policy_files
 
@@ -287,7 +287,7 @@ def parse_documents(
             if root is None or (root.id == "scalar" and _tag(root, resolve_plain) == _NULL):
                 continue
             converter = _Converter(shown, resolve_plain, max_nodes)
-            converter.positions[()] = _position(root)
+            converter.positions[()] = pack_position(*_position(root))
             data = converter.convert(root, (), 0)
             documents.append(SourceDocument(shown, origin, index, data, converter.positions))
     except pyyaml.MarkedYAMLError as error:
@@ -369,7 +369,7 @@ class _Converter:
         self.file = file
         self.resolve_plain = resolve_plain
         self.max_nodes = max_nodes
-        self.positions: dict[Path, tuple[int, int]] = {}
+        self.positions: dict[Path, int] = {}
         self.nodes = 0
 
     def span_of(self, node: Any) -> Span:
@@ -377,7 +377,8 @@ class _Converter:
         return Span(self.file, *_position(node))
 
     def _at(self, path: Path) -> Span:
-        return Span(self.file, *self.positions.get(path, (1, 1)))
+        packed = self.positions.get(path)
+        return Span(self.file, *(unpack_position(packed) if packed else None) or (1, 1))
 
     def convert(self, node: Any, path: Path, depth: int) -> Any:
         self.nodes += 1
@@ -462,8 +463,7 @@ class _Converter:
                 )
             keys[name] = key_node
             child = (*path, name)
-            self.positions[child] = _position(value_node)
-            self.positions[(*child, "<key>")] = _position(key_node)
+            self.positions[child] = pack_position(*_position(value_node), _position(key_node))
             result[name] = self.convert(value_node, child, depth + 1)
         return result
 
@@ -471,7 +471,7 @@ class _Converter:
         result: list[Any] = []
         for index, item in enumerate(node.value):
             child = (*path, index)
-            self.positions[child] = _position(item)
+            self.positions[child] = pack_position(*_position(item))
             result.append(self.convert(item, child, depth + 1))
         return result
 

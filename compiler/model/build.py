@@ -14,7 +14,7 @@ from pydantic import BaseModel, ValidationError
 
 from compiler.diagnostics import CompileError, Diagnostic, Problems, Span, fail
 from compiler.diagnostics.excerpt import source_excerpt
-from compiler.load.document import Path, SourceDocument, has_child
+from compiler.load.document import KEY, Path, SourceDocument, has_child
 from compiler.model.ownership import mixed_team_files
 from compiler.model.policy import (
     API_VERSION,
@@ -134,7 +134,7 @@ def _diagnostics(
             )
             found.append(
                 Diagnostic(
-                    "GF106", f"unknown field `{where}`", document.span((*path, "<key>")), (hint,)
+                    "GF106", f"unknown field `{where}`", document.span((*path, KEY)), (hint,)
                 )
             )
         elif kind == "missing":
