@@ -11,7 +11,8 @@ classes nothing is an instance of. The stand-in is removed right after, so a lat
 `import pandas` anywhere gets the real one; if pandas is already imported, cp_model uses it.
 
 cp_model also imports numpy, whose OpenBLAS would start a thread per core; gpufleet makes no
-BLAS call, so it is told to start one before the first import.
+BLAS call, so it is told to start one before the first import. The import happens at the first
+use (compiler.solve.lazy says why).
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ import os
 import sys
 import types
 from typing import TYPE_CHECKING
+
+from compiler.solve.lazy import LazyModule
 
 __all__ = ["cp_model"]
 
@@ -48,4 +51,4 @@ def _import_cp_model() -> types.ModuleType:
 if TYPE_CHECKING:
     from ortools.sat.python import cp_model
 else:
-    cp_model = _import_cp_model()
+    cp_model = LazyModule(_import_cp_model)

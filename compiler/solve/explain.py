@@ -32,7 +32,10 @@ EXPLAIN_WORK = 5.0
 """CP-SAT deterministic time units per explanation solve, so that no single step of the
 explanation can use up the time of the others (real fleets need a tiny fraction of it)."""
 
-SOLVED = (cp_model.OPTIMAL, cp_model.FEASIBLE)
+
+def _solved(status: int) -> bool:
+    """Whether a solve found a plan (optimal, or the best within its work limit)."""
+    return status in (cp_model.OPTIMAL, cp_model.FEASIBLE)
 
 
 @dataclass
@@ -55,7 +58,7 @@ class Budget:
             return None
         solver.parameters.max_deterministic_time = EXPLAIN_WORK
         status = int(solver.solve(built.model))
-        if status not in (*SOLVED, cp_model.INFEASIBLE):
+        if not _solved(status) and status != cp_model.INFEASIBLE:
             self.exhausted = True
             return None
         return status, solver
@@ -77,7 +80,7 @@ class Budget:
         for literal in built.enabled.values():
             built.model.add(literal == 1)
         result = self.solve(built)
-        return None if result is None else result[0] in SOLVED
+        return None if result is None else _solved(result[0])
 
 
 @dataclass(frozen=True)
@@ -202,7 +205,7 @@ def _max_served(
         built.model.add(literal == (1 if key in keys else 0))
     built.model.maximize(sum(built.served[k] for k in sorted(keys)))
     result = budget.solve(built)
-    if result is None or result[0] not in SOLVED:
+    if result is None or not _solved(result[0]):
         return None
     status, solver = result
     if status == cp_model.OPTIMAL:
@@ -224,7 +227,7 @@ def _cuts(
     total = sum(built.served[g.key] for g in cluster.guarantees)
     built.model.maximize(total)
     result = budget.solve(built)
-    if result is None or result[0] not in SOLVED:
+    if result is None or not _solved(result[0]):
         return {}, False
     status, solver = result
     fewest = status == cp_model.OPTIMAL
@@ -234,7 +237,7 @@ def _cuts(
             sum(built.served[g.key] for g in cluster.guarantees if g.key not in core)
         )
         result = budget.solve(built) or result
-        if result[0] in SOLVED:
+        if _solved(result[0]):
             solver = result[1]
     cuts = {g.key: g.count - int(solver.value(built.served[g.key])) for g in cluster.guarantees}
     return {k: v for k, v in cuts.items() if v > 0}, fewest
@@ -273,7 +276,7 @@ def _growth_estimate(cluster: ResolvedCluster, pool: str, budget: Budget) -> int
         built.model.add(literal == 1)
     built.model.minimize(built.extra)
     result = budget.solve(built)
-    if result is None or result[0] not in SOLVED:
+    if result is None or not _solved(result[0]):
         return None
     return max(int(result[1].objective_value), 1)
 

@@ -48,7 +48,7 @@ class ClusterModel:
 
     cluster: ResolvedCluster
     scenario: Scenario
-    model: cp_model.CpModel = field(default_factory=cp_model.CpModel)
+    model: cp_model.CpModel = field(default_factory=lambda: cp_model.CpModel())  # lazy: lazy.py
     groups: list[NodeGroup] = field(default_factory=list)
     configs: dict[GroupKey, list[NodeConfig]] = field(default_factory=dict)
     patterns: dict[tuple[GroupKey, int], list[Pattern]] = field(default_factory=dict)

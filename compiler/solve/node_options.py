@@ -13,18 +13,23 @@ out in GPU index order: with no taints and no groups that is one multiset over a
 from __future__ import annotations
 
 import hashlib
+import importlib
 import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from itertools import combinations_with_replacement, product
-from typing import TypeVar
-
-import numpy as np
+from typing import TYPE_CHECKING, TypeAlias, TypeVar
 
 from compiler.catalog import GpuModel, enumerate_layouts
 from compiler.ir import ALL_DISABLED, WHOLE, WHOLE_GPU, ResolvedPool
+from compiler.solve.lazy import LazyModule
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = LazyModule(lambda: importlib.import_module("numpy"))  # with the solver: lazy.py
 
 T = TypeVar("T")
 MAX_NODE_CONFIGS = 2_000
@@ -167,7 +172,7 @@ def node_configs(
 
 
 Block = tuple[GpuOption, ...]
-Counts = np.ndarray
+Counts: TypeAlias = "np.ndarray"
 """Devices a block offers, one column per (GPU taints, device kind)."""
 
 
