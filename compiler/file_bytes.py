@@ -1,8 +1,8 @@
-"""Reading small files whole, with plain system calls.
+"""Reading and writing small files whole, with plain system calls.
 
-A compile reads thousands of small files (policy files, cache entries, out/ to compare), and
-`open()`'s buffered file object costs more than the read of one of them; these read with
-os.open/os.read, sized by fstat so no large buffer is allocated per file.
+A compile reads and writes thousands of small files (policy files, cache entries, out/), and
+`open()`'s buffered file object costs more than the read or write of one of them; these use
+os.open/os.read/os.write, reads sized by fstat so no large buffer is allocated per file.
 """
 
 from __future__ import annotations
@@ -27,6 +27,18 @@ def read_at_most(path: str | os.PathLike[str], limit: int) -> bytes:
             chunks.append(os.read(descriptor, want))
             left -= len(chunks[-1])
         return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+    finally:
+        os.close(descriptor)
+
+
+def write_whole(path: str, data: bytes, flags: int) -> None:
+    """Open `path` for writing with `flags` added (O_EXCL: it must not exist; O_TRUNC) and
+    write all of `data` (OSError when it cannot)."""
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC | flags, 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(descriptor, view) :]
     finally:
         os.close(descriptor)
 

@@ -5,30 +5,35 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 from pathlib import Path
 
-from compiler.file_bytes import read_whole
+from compiler.file_bytes import read_whole, write_whole
 
 
 def put_file(directory: Path, name: str, data: bytes) -> bool:
     """Store `data` as `directory/name`: written to a temporary file beside it, then renamed,
     so a reader sees a whole file or none and concurrent writers each leave a whole one;
-    False, and nothing left behind, when it cannot (a cache that cannot be written is off)."""
+    False, and nothing left behind, when it cannot (a cache that cannot be written is off).
+
+    The temporary file is named after the entry and this process (no two live processes
+    share it, so no random name is needed: a compile writes thousands of entries), and a
+    link in its place is not followed."""
+    temporary = f"{directory}/.{name}.{os.getpid()}.tmp"
     try:
-        directory.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(prefix=".write-", suffix=".tmp", dir=directory)
-    except OSError:
-        return False
-    try:
-        with os.fdopen(handle, "wb") as file:
-            file.write(data)
-        os.replace(temporary, directory / name)
+        try:
+            write_whole(temporary, data, _REPLACING)
+        except FileNotFoundError:  # the first entry: make the directory
+            directory.mkdir(parents=True, exist_ok=True)
+            write_whole(temporary, data, _REPLACING)
+        os.replace(temporary, f"{directory}/{name}")
     except OSError:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
         return False
     return True
+
+
+_REPLACING = os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
 
 
 def take_file(directory: Path, name: str) -> bytes | None:
