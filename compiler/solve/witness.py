@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 
-from compiler.ir import WHOLE_GPU, GangRuns, GuaranteeKey, NodeGangs, run_length
+from compiler.ir import WHOLE_GPU, GangRuns, GroupKey, GuaranteeKey, NodeGangs, run_length
 from compiler.solve.cpsat import cp_model
 from compiler.solve.groups import NodeGroup
 from compiler.solve.model import ClusterModel
@@ -34,18 +34,20 @@ def placements(
 ) -> dict[str, GangRuns]:
     """Pool -> the gangs of every node in index order, run-length encoded."""
     per_node: dict[str, dict[int, NodeGangs]] = {p.pool.name: {} for p in built.cluster.pools}
+    chosen_in: dict[GroupKey, dict[str, list[tuple[int, int, int]]]] = defaultdict(
+        lambda: defaultdict(list)
+    )
+    for (group_key, ci, pi), var in sorted(built.nodes.items()):
+        if nodes := int(solver.value(var)):
+            label = built.configs[group_key][ci].label
+            chosen_in[group_key][label].append((ci, pi, nodes))
+    queues_in: dict[GroupKey, dict[Item, list[Need]]] = defaultdict(lambda: defaultdict(list))
+    for (key, group_key, device), item in sorted(built.items.items()):
+        if gangs := int(solver.value(built.gangs[key, group_key, device])):
+            queues_in[group_key][item].append(Need(key, gangs))
     for group in built.groups:
         pool = group.pool.pool.name
-        chosen: dict[str, list[tuple[int, int, int]]] = defaultdict(list)
-        for (group_key, ci, pi), var in sorted(built.nodes.items()):
-            nodes = int(solver.value(var))
-            if group_key == group.key and nodes:
-                chosen[built.configs[group_key][ci].label].append((ci, pi, nodes))
-        queues: dict[Item, list[Need]] = defaultdict(list)
-        for (key, group_key, device), item in sorted(built.items.items()):
-            gangs = int(solver.value(built.gangs[key, group_key, device]))
-            if group_key == group.key and gangs:
-                queues[item].append(Need(key, gangs))
+        chosen, queues = chosen_in[group.key], queues_in[group.key]
         slots: dict[tuple[int, int], list[tuple[list[Need], tuple[str, ...]]]] = {}
         for index in group.nodes:
             runs = chosen[labels[pool][index]]
@@ -63,7 +65,6 @@ def placements(
             per_node[pool][index] = _node_gangs(slots[ci, pi])
     return {
         pool: run_length([gangs[i] for i in sorted(gangs)])
-        for pool, gangs in sorted(per_node.items())
         for pool, gangs in sorted(per_node.items())
     }
 
