@@ -14,6 +14,7 @@ import pytest
 
 import compiler.commands
 from compiler.cache import CompileOptions, compile_key
+from compiler.cache.files import prune_files, put_file, take_file
 from compiler.cache.key import code_digest
 from compiler.cache.parsed import ParsedFileCache
 from compiler.cache.store import CompileRecord, read_record, write_record
@@ -274,3 +275,20 @@ def test_parsed_files_load_as_without_the_cache_cold_warm_or_in_part(tmp_path: P
     for entry in sorted(cache.directory.iterdir())[: FILES_PER_TASK + 5]:
         entry.unlink()  # the cache now knows only some of the later files
     assert cached() == (plain, plain_warnings)
+
+
+def test_pruning_deletes_the_least_recently_used_in_batches(tmp_path: Path) -> None:
+    """Up to half as many again as the limit, nothing is deleted (no stat of every entry on
+    each compile); beyond, the least recently used go down to the limit, and temporaries of
+    other writers stay."""
+    for number in range(15):
+        assert put_file(tmp_path, f"entry-{number:02}", b"x")
+        os.utime(tmp_path / f"entry-{number:02}", ns=(number * 10**9, number * 10**9))
+    (tmp_path / ".entry-99.123.tmp").write_bytes(b"being written")
+    prune_files(tmp_path, 10)
+    assert len(list(tmp_path.iterdir())) == 16  # 15 <= 10 + 5: the batch is not full yet
+    assert put_file(tmp_path, "entry-15", b"x")  # now 16 entries, the newest
+    prune_files(tmp_path, 10)
+    kept = sorted(path.name for path in tmp_path.iterdir())
+    assert kept == [".entry-99.123.tmp", *(f"entry-{n:02}" for n in range(6, 16))]
+    assert take_file(tmp_path, "entry-06") == b"x"

@@ -18,7 +18,7 @@ An entry, `<cache directory>/clusters/<key>`, is a pickle of its key, the nodes 
 changes and the result packed (a zlib-compressed pickle, made once for both keys). It is
 written to a temporary file and renamed (compiler.cache.files), so concurrent runs each leave
 a whole entry; anything unreadable is a miss. The least recently used entries beyond
-MIN_ENTRIES or 4 per cluster are deleted after each store.
+MIN_ENTRIES or 4 per cluster are deleted after each store, in batches (files.prune_files).
 The directory is the user's own, like ~/.cache in general: an entry is trusted as far as the
 account that wrote it.
 """

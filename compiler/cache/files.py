@@ -49,12 +49,13 @@ def take_file(directory: Path, name: str) -> bytes | None:
 
 
 def prune_files(directory: Path, keep: int) -> None:
-    """Delete the least recently used files of `directory` beyond `keep` (directories and
-    other writers' temporaries are left alone)."""
+    """Once `directory` holds half as many files again as `keep`, delete the least recently
+    used beyond `keep` (directories and other writers' temporaries are left alone). Pruning
+    in batches spares most compiles the stat of every entry (8,000 parsed files on fleet L)."""
     try:
         with os.scandir(directory) as scan:
             files = [e for e in scan if not e.name.startswith(".") and e.is_file()]
-        if len(files) <= keep:
+        if len(files) <= keep + keep // 2:
             return
         files.sort(key=lambda e: e.stat().st_mtime_ns, reverse=True)
     except OSError:

@@ -8,7 +8,7 @@ for the loader). A file that fails to load is never kept, so its diagnostics are
 again. Entries are pickles in `<cache directory>/parsed/<key>`, written to a temporary file
 and renamed (worker processes may write at once); anything unreadable is a miss, and the
 least recently used entries beyond twice the policy files of the last compile (at least
-MIN_ENTRIES) are deleted after it.
+MIN_ENTRIES) are deleted after it, in batches (compiler.cache.files.prune_files).
 """
 
 from __future__ import annotations
