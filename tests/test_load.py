@@ -8,6 +8,7 @@ import pytest
 
 from compiler.diagnostics import CompileError
 from compiler.load import load_policies
+from compiler.load.document import KEY
 from compiler.load.loader import parse_documents
 
 
@@ -24,6 +25,18 @@ def test_every_node_keeps_its_line_and_column() -> None:
     assert doc.span(("b", 0, "y", 1)).line == 4
     assert doc.span(("b", 0, "x", "<key>")).column == 5
     assert doc.span(("b", 0, "missing", "deeper")) == doc.span(("b", 0))
+
+
+def test_positions_hold_far_down_a_long_file() -> None:
+    """Positions are packed into one int per node (its own and its key's): a cluster dump
+    runs to millions of lines, past what a narrow packing could hold."""
+    far = 2**21
+    text = "\n" * far + "top:\n  " + " " * 3000 + "- item\n"
+    (doc,) = parse_documents(text, "dump.yaml", "dump.yaml", max_nodes=10)
+    assert (doc.span(("top", KEY)).line, doc.span(("top", KEY)).column) == (far + 1, 1)
+    assert (doc.span(("top", 0)).line, doc.span(("top", 0)).column) == (far + 2, 3005)
+    assert doc.position(("top", 0, KEY)) is None  # a sequence item has no key
+    assert doc.span(("top", 0, KEY)) == doc.span(("top", 0))
 
 
 def test_multi_document_files_skip_empty_documents() -> None:

@@ -14,8 +14,9 @@ KEY = "<key>"
 """The last step of a path that means a mapping entry's key rather than its value
 (`("spec", "teams", "<key>")` is where the key `teams` is written)."""
 
-_BITS = 20
-"""Bits per packed line or column: a policy file is at most 512 KiB, so neither reaches 2**20."""
+_BITS = 32
+"""Bits per packed line or column: more than any file gpufleet reads can have (a cluster dump
+of 64 MiB has fewer than 2**26 lines)."""
 _MASK = (1 << _BITS) - 1
 
 
