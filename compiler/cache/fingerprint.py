@@ -54,9 +54,10 @@ class _Encoder:
 
     def add(self, value: Any) -> None:
         tokens = self.tokens
-        if value is None or isinstance(value, bool | int | float | str):
+        kind = type(value)  # most values are of these exact types: no isinstance for them
+        if kind in _PLAIN or value is None or isinstance(value, bool | int | float | str):
             tokens.append(repr(value))
-        elif isinstance(value, tuple | list):
+        elif kind is tuple or kind is list or isinstance(value, tuple | list):
             tokens.append("(")
             for item in value:
                 self.add(item)
@@ -100,6 +101,10 @@ class _Encoder:
         self.seen[id(value)] = len(self.kept)
         self.kept.append(value)
         return False
+
+
+_PLAIN = frozenset({str, int, bool, float, type(None)})
+"""Exact types written as their repr (their subclasses, enums among them, are checked too)."""
 
 
 @functools.cache
