@@ -336,8 +336,10 @@ Reading the numbers:
 - a compile after a one-team change still loads, models and resolves the whole fleet (files
   the cache parsed before are not parsed again), then solves and emits only the clusters the
   team is in, and writes out/ (unchanged files are hard links to the old ones);
-- peak RSS is much of it the libraries: importing the solver (OR-Tools and numpy; pandas is
-  stood in for), pydantic and the emitters takes 90 MiB before a policy is read;
+- peak RSS is that of the process holding the fleet and every emitted file; importing
+  pydantic and the emitters takes 60 MiB of it before a policy is read (the solver's OR-Tools
+  and numpy, 32 MiB more, are imported only where a cluster is solved: in the workers of a
+  large fleet);
 - the write of a one-team change (0.4 s on L) costs more than writing an empty out/ (0.2 s):
   it reads every file of out/ to find what changed, links the unchanged ones into the new
   tree and removes the old one, so that out/ is replaced atomically;
