@@ -13,13 +13,10 @@ from compiler.cache import CompileCache
 from compiler.cache.reuse import Reuse
 from compiler.diagnostics import Diagnostic, Problems, Span, fail
 from compiler.diagnostics.codes import EXIT_OK, EXIT_POLICY, EXIT_STRICT
-from compiler.diagnostics.document import diagnostics_schema_text
 from compiler.diagnostics.output import DiagnosticOutput
 from compiler.diagnostics.terminal import visible
 from compiler.ir import ResolvedFleet
 from compiler.load.loader import display_path
-from compiler.migrate import migrate, plan_migration
-from compiler.model.schema import policy_schema_text
 from compiler.owners import codeowners_text, ownership, ownership_problems
 from compiler.pipeline import Compiled, check_policies, resolve_policies
 from compiler.review import (
@@ -42,6 +39,10 @@ def run_command(
     if args.command in REVIEW_COMMANDS:
         return REVIEW_COMMANDS[args.command](args, report)
     if args.command == "schema":
+        # imported for their command only, like drift's and inventory's: a compile needs none
+        from compiler.diagnostics.document import diagnostics_schema_text
+        from compiler.model.schema import policy_schema_text
+
         sys.stdout.write(diagnostics_schema_text() if args.diagnostics else policy_schema_text())
         return EXIT_OK
     if args.command == "explain":
@@ -153,6 +154,8 @@ def run_command(
 def _migrate(args: argparse.Namespace) -> int:
     """`gpufleet migrate`: write the grants of teams that have none (or, with --check, say
     whether any are missing)."""
+    from compiler.migrate import migrate, plan_migration
+
     migration = (plan_migration if args.check else migrate)(args.policies)
     if not migration.files:
         print(f"ok: every team in {args.policies} has a grant; nothing to migrate")
