@@ -1,8 +1,8 @@
 """Time Kapitan rendering the objects gpufleet emits for a fleet (issue 20's optional
 comparison; run on demand, never in the test suites).
 
-    python -m venv /tmp/kapitan && /tmp/kapitan/bin/pip install kapitan
-    python benchmarks/kapitan.py --kapitan /tmp/kapitan/bin/kapitan --sizes L XL
+    python3 -m venv /tmp/kapitan && /tmp/kapitan/bin/pip install kapitan
+    .venv/bin/python benchmarks/kapitan.py --kapitan /tmp/kapitan/bin/kapitan --sizes L XL
 
 Kapitan is not a dependency of gpufleet, not even a development one: it pins versions of
 libraries gpufleet uses, so it goes in a virtual environment of its own and its command is
@@ -141,7 +141,7 @@ def main() -> None:
     """Measure the sizes asked for and print the table."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--kapitan", required=True, help="the kapitan command to time")
-    parser.add_argument("--sizes", nargs="+", default=["L"])
+    parser.add_argument("--sizes", nargs="+", default=["L"], choices=sorted(SIZES))
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--scratch", type=Path, default=None)
     args = parser.parse_args()

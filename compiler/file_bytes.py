@@ -14,27 +14,26 @@ _CHUNK = 1 << 16
 
 def read_at_most(path: str | os.PathLike[str], limit: int) -> bytes:
     """The first `limit` bytes of the file `path`, all of it when shorter (OSError when it
-    cannot be read)."""
+    cannot be read). It reads until the file ends: a read may return fewer bytes than asked
+    for without the file ending (some network and FUSE file systems, /proc)."""
     descriptor = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     try:
-        # one byte past the size it has now: a shorter read is the end of the file, a full
-        # one means it grew meanwhile (or is longer than `limit`) and it is read on
-        want = min(limit, os.fstat(descriptor).st_size + 1)
-        chunks = [os.read(descriptor, want)]
+        # sized to one byte past the size it has now, so that most files take one read
+        chunks = [os.read(descriptor, min(limit, os.fstat(descriptor).st_size + 1))]
         left = limit - len(chunks[0])
-        while len(chunks[-1]) == want and left > 0:
-            want = min(left, _CHUNK)
-            chunks.append(os.read(descriptor, want))
+        while left > 0 and chunks[-1]:
+            chunks.append(os.read(descriptor, min(left, _CHUNK)))
             left -= len(chunks[-1])
         return chunks[0] if len(chunks) == 1 else b"".join(chunks)
     finally:
         os.close(descriptor)
 
 
-def write_whole(path: str, data: bytes, flags: int) -> None:
-    """Open `path` for writing with `flags` added (O_EXCL: it must not exist; O_TRUNC) and
+def write_new(path: str, data: bytes, mode: int = 0o644) -> None:
+    """Create `path`, which must not exist (nor be a link), with `mode` (less the umask), and
     write all of `data` (OSError when it cannot)."""
-    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC | flags, 0o644)
+    # O_EXCL: open fails on anything already there, a link included (it is not followed)
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode)
     try:
         view = memoryview(data)
         while view:

@@ -85,3 +85,20 @@ def test_files_load_in_path_order_and_origin_is_stable(tmp_path: Path) -> None:
     (root / "a.yml").write_text("k: 2\n")
     docs = load_policies(root)
     assert [d.origin for d in docs] == ["policies/a.yml", "policies/b/x.yaml"]
+
+
+def test_files_are_named_from_the_working_directory_even_inside_the_policies(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Diagnostics name a file relative to the working directory when it is below it, else
+    as the policy directory was given: also when working inside the policy directory."""
+    (tmp_path / "pol" / "teams" / "sub").mkdir(parents=True)
+    for relative in ("top.yaml", "teams/t.yaml", "teams/sub/s.yaml"):
+        (tmp_path / "pol" / relative).write_text("a: 1\n")
+    monkeypatch.chdir(tmp_path / "pol" / "teams")
+    for root, top in ((Path(".."), "../top.yaml"), (tmp_path / "pol", f"{tmp_path}/pol/top.yaml")):
+        names = sorted(document.file for document in load_policies(root, []))
+        assert names == sorted([top, "sub/s.yaml", "t.yaml"])
+    monkeypatch.chdir(tmp_path)
+    names = sorted(document.file for document in load_policies(Path("pol"), []))
+    assert names == ["pol/teams/sub/s.yaml", "pol/teams/t.yaml", "pol/top.yaml"]

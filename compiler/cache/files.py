@@ -7,7 +7,7 @@ import contextlib
 import os
 from pathlib import Path
 
-from compiler.file_bytes import read_whole, write_whole
+from compiler.file_bytes import read_whole, write_new
 
 
 def put_file(directory: Path, name: str, data: bytes) -> bool:
@@ -15,25 +15,24 @@ def put_file(directory: Path, name: str, data: bytes) -> bool:
     so a reader sees a whole file or none and concurrent writers each leave a whole one;
     False, and nothing left behind, when it cannot (a cache that cannot be written is off).
 
-    The temporary file is named after the entry and this process (no two live processes
-    share it, so no random name is needed: a compile writes thousands of entries), and a
-    link in its place is not followed."""
-    temporary = f"{directory}/.{name}.{os.getpid()}.tmp"
+    The temporary file is new (never one found there, nor a link) and readable by its owner
+    only, as entries hold policy documents; its name is the entry's with a random suffix
+    (cheaper than mkstemp's retries, and a compile writes thousands of entries)."""
+    temporary = f"{directory}/.{name}.{os.urandom(6).hex()}.tmp"
     try:
         try:
-            write_whole(temporary, data, _REPLACING)
+            write_new(temporary, data, 0o600)
         except FileNotFoundError:  # the first entry: make the directory
             directory.mkdir(parents=True, exist_ok=True)
-            write_whole(temporary, data, _REPLACING)
+            write_new(temporary, data, 0o600)
         os.replace(temporary, f"{directory}/{name}")
+    except FileExistsError:  # a file of someone else's at that name: left alone
+        return False
     except OSError:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
         return False
     return True
-
-
-_REPLACING = os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
 
 
 def take_file(directory: Path, name: str) -> bytes | None:
@@ -49,9 +48,10 @@ def take_file(directory: Path, name: str) -> bytes | None:
 
 
 def prune_files(directory: Path, keep: int) -> None:
-    """Once `directory` holds half as many files again as `keep`, delete the least recently
-    used beyond `keep` (directories and other writers' temporaries are left alone). Pruning
-    in batches spares most compiles the stat of every entry (8,000 parsed files on fleet L)."""
+    """Once `directory` holds more than half as many files again as `keep`, delete the least
+    recently used beyond `keep` (directories and other writers' temporaries are left alone).
+    Pruning in batches spares most compiles the stat of every entry (8,000 parsed files on
+    fleet L)."""
     try:
         with os.scandir(directory) as scan:
             files = [e for e in scan if not e.name.startswith(".") and e.is_file()]

@@ -62,6 +62,6 @@ class ParsedFileCache:
         put_file(self.directory, self.key(raw, shown, origin), data)
 
     def prune(self, files: int) -> None:
-        """Delete the least recently used entries beyond twice `files` (the policy files of
-        the compile that just ran), keeping at least MIN_ENTRIES."""
+        """Prune to the most recently used entries, twice `files` (the policy files of the
+        compile that just ran) and at least MIN_ENTRIES, in batches (files.prune_files)."""
         prune_files(self.directory, max(MIN_ENTRIES, 2 * files))

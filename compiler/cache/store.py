@@ -25,7 +25,8 @@ from compiler.write.writer import present_files
 RECORD_FORMAT = "gpufleet-compile-record/2"
 RECORD_SUFFIX = ".record"
 MAX_RECORDS = 256
-"""Records kept (the least recently used beyond go): one per compiled state of the inputs."""
+"""Records kept (the least recently used beyond go, in batches: compiler.cache.files): one per
+compiled state of the inputs."""
 
 
 @dataclass(frozen=True)
@@ -102,8 +103,8 @@ def read_record(directory: Path, key: str) -> CompileRecord | None:
 
 
 def write_record(directory: Path, record: CompileRecord) -> bool:
-    """Store `record`, then keep the MAX_RECORDS most recently used; False, and nothing left
-    behind, when it cannot be stored."""
+    """Store `record`, then prune to the MAX_RECORDS most recently used (in batches); False,
+    and nothing left behind, when it cannot be stored."""
     data = pickle.dumps((RECORD_FORMAT, record), protocol=5)
     if not put_file(directory, f"{record.key}{RECORD_SUFFIX}", data):
         return False

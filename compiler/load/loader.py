@@ -52,18 +52,28 @@ FILES_PER_TASK = 64
 class PolicyRoot:
     """The policy directory as its files are named: its real path, the working directory's,
     and what `_shown` puts before the relative path of a file in it that is not a link (the
-    same for all of them, so worked out once rather than per file)."""
+    same for all of them, so worked out once rather than per file; None when the working
+    directory is inside the policy directory, where each file is named on its own)."""
 
     real: FsPath
     here: FsPath
-    shown: str
+    shown: str | None
 
     @classmethod
     def of(cls, root: FsPath) -> PolicyRoot:
         """The policy directory `root`, as given on the command line."""
         real, here = root.resolve(), FsPath.cwd().resolve()
+        if here != real and here.is_relative_to(real):
+            return cls(real, here, None)
         base = _shown(root, real, here)
         return cls(real, here, "" if base == "." else base.rstrip("/") + "/")
+
+    def name(self, entry: PolicyEntry, real: FsPath | None) -> str:
+        """How diagnostics show the file `entry`, whose real path is `real` (None: not a
+        link, so it is the policy directory's plus its relative path)."""
+        if real is None and self.shown is not None:
+            return self.shown + entry.relative
+        return _shown(entry.path, real or self.real / entry.relative, self.here)
 
 
 class ParsedFiles(Protocol):
@@ -168,7 +178,7 @@ def read_file(
     # only the file itself can be a link (links to directories are not followed): any other
     # file is inside the policy directory, and its names are the directory's plus its own
     real = entry.path.resolve() if entry.link else None
-    shown = place.shown + entry.relative if real is None else _shown(entry.path, real, place.here)
+    shown = place.name(entry, real)
     try:
         _check_inside(entry.relative, real, place.real, shown)
         origin = f"{place.real.name}/{entry.relative}"

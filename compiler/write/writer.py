@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from compiler.diagnostics import Diagnostic, Problems, Span, fail
-from compiler.file_bytes import read_at_most, write_whole
+from compiler.file_bytes import read_at_most, write_new
 from compiler.write.atomic import beside, recover, remove, replace_directory
 
 OWNED_LIST = ".gpufleet-owned"
@@ -297,4 +297,4 @@ def _stage_file(out: str, staging: str, path: str, text: str, keep: bool) -> Non
 
 def write_file(path: str, data: bytes) -> None:
     """Create `path` (it must not exist) holding `data`."""
-    write_whole(path, data, os.O_EXCL)
+    write_new(path, data)
