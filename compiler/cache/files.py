@@ -25,14 +25,22 @@ def put_file(directory: Path, name: str, data: bytes) -> bool:
         except FileNotFoundError:  # the first entry: make the directory
             directory.mkdir(parents=True, exist_ok=True)
             write_new(temporary, data, 0o600)
-        os.replace(temporary, f"{directory}/{name}")
-    except FileExistsError:  # a file of someone else's at that name: left alone
+    except FileExistsError:  # someone else's file at that name: left alone
         return False
     except OSError:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
+        _discard(temporary)
+        return False
+    try:
+        os.replace(temporary, f"{directory}/{name}")
+    except OSError:
+        _discard(temporary)
         return False
     return True
+
+
+def _discard(temporary: str) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(temporary)
 
 
 def take_file(directory: Path, name: str) -> bytes | None:
