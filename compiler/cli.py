@@ -30,6 +30,7 @@ from compiler.limits import DEFAULT_EXPLAIN_TIME_LIMIT, DEFAULT_TIME_LIMIT
 from compiler.quick_check import answer_from_record, compile_cache
 from compiler.repository import out_from_repository_root
 from compiler.write.lock import DEFAULT_LOCK_TIMEOUT, locked
+from compiler.write.prestage import Prestage, prestaging
 
 
 class _UsageError(Exception):
@@ -301,8 +302,11 @@ def _run(args: argparse.Namespace, output: DiagnosticOutput) -> int:
     out_from_repository_root(args)
     _check_output_outside_policies(args)
     with ExitStack() as held:
+        prestage: Prestage | None = None
         for directory, write in _output_directories(args):
             held.enter_context(locked(directory, write=write, timeout=args.lock_timeout))
+            if write:  # out/ is carried into staging while the compile runs
+                prestage = held.enter_context(prestaging(directory))
         cache = compile_cache(args)
         answered = answer_from_record(args, output, cache)
         if answered is not None:
@@ -310,7 +314,7 @@ def _run(args: argparse.Namespace, output: DiagnosticOutput) -> int:
         # the stages load here, not at start-up: a check answered from its record needs none
         from compiler.commands import run_command
 
-        return run_command(args, output, cache)
+        return run_command(args, output, cache, prestage)
 
 
 def _output_directories(args: argparse.Namespace) -> list[tuple[Path, bool]]:

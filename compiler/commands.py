@@ -28,13 +28,18 @@ from compiler.review import (
 from compiler.solve.breakdown import capacity_breakdown
 from compiler.timings import StageTimings, print_timings
 from compiler.write import OutputConflict, compare_tree, write_tree
+from compiler.write.prestage import Prestage
 
 
 def run_command(
-    args: argparse.Namespace, output: DiagnosticOutput, cache: CompileCache | None
+    args: argparse.Namespace,
+    output: DiagnosticOutput,
+    cache: CompileCache | None,
+    prestage: Prestage | None = None,
 ) -> int:
     """Run the parsed command, reporting to `output`; its exit code. `cache` is the compile
-    cache of a `compile` (None: off, or another command)."""
+    cache of a `compile` (None: off, or another command), `prestage` the carrying of out/
+    into staging started for a `compile` that writes it (None: none)."""
     report = output.report
     if args.command in REVIEW_COMMANDS:
         return REVIEW_COMMANDS[args.command](args, report)
@@ -127,7 +132,11 @@ def run_command(
         return EXIT_STRICT
     try:
         with timings.stage("write"):
-            changes = write_tree(args.out, compiled.tree)
+            if prestage is None:
+                changes = write_tree(args.out, compiled.tree)
+            else:
+                staged = prestage.staged()
+                changes = write_tree(args.out, compiled.tree, staged, prestage.remove_old)
     except OutputConflict as conflict:
         raise Problems(conflict_diagnostics(args.out, conflict.paths)).error() from None
     except OSError as error:

@@ -12,6 +12,12 @@ out/), and a symlink where gpufleet writes (out/ itself, or a file or directory 
 is refused rather than replaced or followed. The user's own files, symlinks included, are
 carried over as they are.
 
+A compile starts building the staging directory before it knows the tree: a forked process
+carries out/ into it as if nothing changed (compiler.write.prestage), and write_tree then
+only replaces what did (`Staged`, `_restage`); the result is the same bytes, links and
+directories as staging from nothing. Neither ever writes into a file carried over (it is
+a hard link to out/'s): a file that changes is unlinked and created anew.
+
 A write that fails leaves out/ as it was and nothing beside it: a read-only out/ (or any
 read-only directory in it) is refused before anything is staged, the staging directory is
 removed when anything fails, and the leftovers of a killed run are removed first (read-only
@@ -21,9 +27,10 @@ ones included). Callers serialise writes and reads with compiler.write.lock.
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import shutil
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -185,10 +192,14 @@ def refuse_read_only(out: Path, present: Present) -> None:
 
 def compare_tree(out: Path, tree: dict[str, str]) -> Staleness:
     """What writing `tree` would add, change and remove below `out`."""
-    return _compare(out, tree, present_files(out))
+    return _compare(out, tree, present_files(out), _holds_in(out))
 
 
-def _compare(out: Path, tree: dict[str, str], present: Present) -> Staleness:
+def _compare(
+    out: Path, tree: dict[str, str], present: Present, holds: Callable[[str, str], bool]
+) -> Staleness:
+    """The comparison, with `holds(path, text)` saying whether the regular file `path` of
+    out/ holds exactly `text`."""
     refuse_symlinks(out, tree, present)
     full = with_listing(tree)
     owned = set(owned_files(out)) | {OWNED_LIST}
@@ -196,7 +207,7 @@ def _compare(out: Path, tree: dict[str, str], present: Present) -> Staleness:
     for path, text in full.items():
         if path not in present.files:
             result.added.append(path)
-        elif path not in present.regular or not _holds(f"{out}/{path}", text):
+        elif path not in present.regular or not holds(path, text):
             result.changed.append(path)
     result.removed = sorted((owned & present.files) - set(full))
     result.foreign = sorted(present.files - owned - set(full))
@@ -207,10 +218,49 @@ def _compare(out: Path, tree: dict[str, str], present: Present) -> Staleness:
     return result
 
 
-def _holds(path: str, text: str) -> bool:
-    """Whether the regular file `path` holds exactly `text`."""
-    expected = text.encode("utf-8")
-    return read_at_most(path, len(expected) + 1) == expected
+def _holds_in(out: Path) -> Callable[[str, str], bool]:
+    """Whether the regular file `path` of `out` holds exactly `text`, read from the disk."""
+
+    def holds(path: str, text: str) -> bool:
+        expected = text.encode("utf-8")
+        return read_at_most(f"{out}/{path}", len(expected) + 1) == expected
+
+    return holds
+
+
+def file_digest(data: bytes) -> bytes:
+    """The digest a prestage records of a file's bytes (blake2b, 160 bits)."""
+    return hashlib.blake2b(data, digest_size=20).digest()
+
+
+@dataclass(frozen=True)
+class Staged:
+    """out/ carried into the staging directory beside it while the policies compiled
+    (compiler.write.prestage), for write_tree to finish instead of staging from nothing.
+
+    `carried` is what _stage would carry over if no file changed, made the same way: every
+    regular file gpufleet owns hard-linked, every file of the user's copied (symlinks as
+    symlinks); a file gpufleet owns that is no regular file is not carried (it is rewritten
+    or removed). `digests` has the size and file_digest of each regular file read (all but
+    those over a size limit, which are read again if the tree writes there).
+    """
+
+    present: Present
+    digests: Mapping[str, tuple[int, bytes]]
+    carried: frozenset[str]
+
+    def holds_in(self, out: Path) -> Callable[[str, str], bool]:
+        """`holds` for _compare, from the digests (from the disk for a file without one)."""
+        on_disk = _holds_in(out)
+
+        def holds(path: str, text: str) -> bool:
+            known = self.digests.get(path)
+            if known is None:
+                return on_disk(path, text)
+            data = text.encode("utf-8")
+            return len(data) == known[0] and file_digest(data) == known[1]
+
+        return holds
 
 
 def _parents(path: str) -> list[str]:
@@ -226,12 +276,21 @@ class OutputConflict(Exception):
         super().__init__(", ".join(paths))
 
 
-def write_tree(out: Path, tree: dict[str, str]) -> Staleness:
+def write_tree(
+    out: Path,
+    tree: dict[str, str],
+    staged: Staged | None = None,
+    remove_old: Callable[[Path], None] = remove,
+) -> Staleness:
     """Replace `out` with `tree` atomically, keeping files gpufleet does not own.
 
     Raises OutputConflict, before touching anything, when a file gpufleet does not own stands
     where it would write (a file whose bytes already are what gpufleet writes is adopted), and
     OSError when it cannot write, out/ then being as it was and nothing left beside it.
+    With `staged`, the staging directory already holds out/ carried over (Staged): only what
+    changed is written there, and the staging directory is used up either way. `remove_old`
+    removes the old tree once the new one is out/ (an error it raises is ignored: the next
+    run removes what is left).
     """
     for path in tree:
         _check_path(path)
@@ -241,18 +300,24 @@ def write_tree(out: Path, tree: dict[str, str]) -> Staleness:
         raise NotADirectoryError(errno.ENOTDIR, "it exists and is not a directory", str(out))
     retired, staging = beside(out, "retired"), beside(out, "staging")
     recover(out, retired)
-    for leftover in (staging, retired):  # what a killed run left behind
-        remove(leftover)
-    present = present_files(out)
-    changes = _compare(out, tree, present)
-    if changes.conflicts:
-        raise OutputConflict(changes.conflicts)
-    if not changes.stale:
-        return changes  # out/ already is the tree: nothing is rewritten, no mtime moves
-    if out.exists():
-        refuse_read_only(out, present)
     try:
-        _stage(out, staging, tree, changes)
+        for leftover in (retired,) if staged else (staging, retired):  # a killed run's
+            remove(leftover)
+        present = staged.present if staged else present_files(out)
+        holds = staged.holds_in(out) if staged else _holds_in(out)
+        changes = _compare(out, tree, present, holds)
+        if changes.conflicts:
+            raise OutputConflict(changes.conflicts)
+        if not changes.stale:
+            if staged:
+                remove(staging)
+            return changes  # out/ already is the tree: nothing is rewritten, no mtime moves
+        if out.exists():
+            refuse_read_only(out, present)
+        if staged:
+            _restage(staging, tree, changes, staged)
+        else:
+            _stage(out, staging, tree, changes)
         old = replace_directory(staging, out, retired)
     except BaseException:
         with suppress(OSError):
@@ -260,7 +325,7 @@ def write_tree(out: Path, tree: dict[str, str]) -> Staleness:
         raise
     if old is not None:  # out/ is the new tree: the old one goes, or the next run removes it
         with suppress(OSError):
-            remove(old)
+            remove_old(old)
     return changes
 
 
@@ -280,6 +345,29 @@ def _stage(out: Path, staging: Path, tree: dict[str, str], changes: Staleness) -
     rewritten = {*changes.added, *changes.changed}
     for path, text in files.items():
         _stage_file(str(out), str(staging), path, text, keep=path not in rewritten)
+
+
+def _restage(staging: Path, tree: dict[str, str], changes: Staleness, staged: Staged) -> None:
+    """Turn out/ carried into `staging` into the new out/ that _stage would build: the files
+    that changed or went are dropped, directories left empty go, and the new bytes are
+    written; what did not change is already there."""
+    files = with_listing(tree)
+    root = str(staging)
+    emptied: set[str] = set()
+    for path in (*changes.changed, *changes.removed):
+        if path in staged.carried:
+            os.unlink(f"{root}/{path}")
+            emptied.update(_parents(path))
+    # a directory left empty goes (the writes below make again those they need)
+    for directory in sorted(emptied, key=lambda name: name.count("/"), reverse=True):
+        try:
+            os.rmdir(f"{root}/{directory}")
+        except OSError as error:
+            if error.errno not in (errno.ENOTEMPTY, errno.EEXIST):
+                raise
+    for path in (*changes.added, *changes.changed):
+        os.makedirs(os.path.dirname(f"{root}/{path}"), exist_ok=True)
+        write_file(f"{root}/{path}", files[path].encode("utf-8"))
 
 
 def _stage_file(out: str, staging: str, path: str, text: str, keep: bool) -> None:
