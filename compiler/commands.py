@@ -136,7 +136,7 @@ def run_command(
                 changes = write_tree(args.out, compiled.tree)
             else:
                 staged = prestage.staged()
-                changes = write_tree(args.out, compiled.tree, staged, prestage.remove_old)
+                changes = write_tree(args.out, compiled.tree, staged, prestage.dispose)
     except OutputConflict as conflict:
         raise Problems(conflict_diagnostics(args.out, conflict.paths)).error() from None
     except OSError as error:

@@ -126,7 +126,7 @@ def test_the_process_carries_out_over_and_removes_the_old_tree(tmp_path: Path) -
     assert staged == carry_over_elsewhere(out, tmp_path / "elsewhere")
     new = {**old, "a/y.yaml": "changed\n"}
     del new["b/z.yaml"]
-    changes = write_tree(out, new, staged, prestage.remove_old)
+    changes = write_tree(out, new, staged, prestage.dispose)
     assert (sorted(changes.changed), changes.removed) == ([OWNED_LIST, "a/y.yaml"], ["b/z.yaml"])
     prestage.discard()  # waits for the process to remove the old tree
     assert state(out) == state_of(new)
@@ -184,7 +184,7 @@ def test_a_prestage_that_fails_is_none_and_the_write_stages_from_nothing(
     prestage = Prestage.start(out)
     assert prestage is not None
     assert prestage.staged() is None
-    write_tree(out, {"a.yaml": "two\n"}, None, prestage.remove_old)
+    write_tree(out, {"a.yaml": "two\n"}, None, prestage.dispose)
     prestage.discard()
     assert state(out) == state_of({"a.yaml": "two\n"})
     assert [p.name for p in tmp_path.iterdir()] == ["out"]

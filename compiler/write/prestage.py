@@ -130,13 +130,15 @@ class Prestage:
             return None
         return staged if isinstance(staged, Staged) else None
 
-    def remove_old(self, old: Path) -> None:
-        """Remove the tree a write swapped out of out/: the process removes it when it is in
-        the staging directory (discard waits for that), else it goes here."""
-        if old == self.staging and self._orders is not None:
+    def dispose(self, tree: Path) -> None:
+        """Remove a tree the write is done with (writer.write_tree's `dispose`): the process
+        removes it when it is the staging directory (the old out/ after the swap, or the
+        carried copy when nothing changed) while the compile finishes, and discard waits for
+        that; any other goes here."""
+        if tree == self.staging and self._orders is not None:
             self._let_go()
         else:
-            remove(old)
+            remove(tree)
 
     def discard(self) -> None:
         """End the process (stopped if it is still carrying, else once it has removed the

@@ -280,7 +280,7 @@ def write_tree(
     out: Path,
     tree: dict[str, str],
     staged: Staged | None = None,
-    remove_old: Callable[[Path], None] = remove,
+    dispose: Callable[[Path], None] = remove,
 ) -> Staleness:
     """Replace `out` with `tree` atomically, keeping files gpufleet does not own.
 
@@ -288,9 +288,10 @@ def write_tree(
     where it would write (a file whose bytes already are what gpufleet writes is adopted), and
     OSError when it cannot write, out/ then being as it was and nothing left beside it.
     With `staged`, the staging directory already holds out/ carried over (Staged): only what
-    changed is written there, and the staging directory is used up either way. `remove_old`
-    removes the old tree once the new one is out/ (an error it raises is ignored: the next
-    run removes what is left).
+    changed is written there, and the staging directory is used up either way. `dispose`
+    removes a tree beside out/ the write is done with: the old out/ once the new one is in
+    place, or a prestaged directory that nothing changed in (an error it raises is ignored:
+    the next run removes what is left).
     """
     for path in tree:
         _check_path(path)
@@ -310,7 +311,8 @@ def write_tree(
             raise OutputConflict(changes.conflicts)
         if not changes.stale:
             if staged:
-                remove(staging)
+                with suppress(OSError):
+                    dispose(staging)
             return changes  # out/ already is the tree: nothing is rewritten, no mtime moves
         if out.exists():
             refuse_read_only(out, present)
@@ -325,7 +327,7 @@ def write_tree(
         raise
     if old is not None:  # out/ is the new tree: the old one goes, or the next run removes it
         with suppress(OSError):
-            remove_old(old)
+            dispose(old)
     return changes
 
 
