@@ -345,14 +345,16 @@ Reading the numbers:
   them (0 without one);
 - a compile after a one-team change still loads, models and resolves the whole fleet (files
   the cache parsed before are not parsed again), then solves and emits only the clusters the
-  team is in, and writes out/ (unchanged files are hard links to the old ones);
+  team is in, and writes out/: unchanged files are hard links to the old ones, which a
+  process forked at the start of the compile has already made (Speed tricks, below), so the
+  write itself only rewrites what changed and swaps;
 - peak RSS is that of the process holding the fleet and every emitted file; importing
   pydantic and the emitters takes 60 MiB of it before a policy is read (the solver's OR-Tools
   and numpy, 32 MiB more, are imported only where a cluster is solved: in the workers of a
   large fleet);
-- the write of a one-team change (0.4 s on L) costs more than writing an empty out/ (0.2 s):
-  it reads every file of out/ to find what changed, links the unchanged ones into the new
-  tree and removes the old one, so that out/ is replaced atomically;
+- each compile is a whole process, start-up included (about 0.2 s of imports: pydantic's
+  model classes, the emitters), with the package's bytecode compiled first, as pip compiles
+  an installed gpufleet's;
 - the machine these numbers come from is a shared VM whose speed moves by up to 40% from one
   minute to the next; the calibration line says how fast it was, and wall / floor compares
   gpufleet with work measured in the same run;
