@@ -132,11 +132,7 @@ def run_command(
         return EXIT_STRICT
     try:
         with timings.stage("write"):
-            if prestage is None:
-                changes = write_tree(args.out, compiled.tree)
-            else:
-                staged = prestage.staged()
-                changes = write_tree(args.out, compiled.tree, staged, prestage.dispose)
+            changes = write_tree(args.out, compiled.tree, prestage)
     except OutputConflict as conflict:
         raise Problems(conflict_diagnostics(args.out, conflict.paths)).error() from None
     except OSError as error:

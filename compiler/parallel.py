@@ -59,33 +59,34 @@ def worker_count(items: int) -> int:
     return max(1, min(os.cpu_count() or 1, items))
 
 
-def die_with_parent(parent: int) -> None:
+def die_with_parent(parent: int, how: signal.Signals = signal.SIGKILL) -> None:
     """Worker initializer: end this worker when process `parent` ends, however it ends.
 
     A worker waits for work from its parent; a parent killed with SIGKILL cannot tell it to
-    stop, so it would wait forever. Linux sends it SIGKILL (PR_SET_PDEATHSIG); elsewhere a
-    thread checks that the parent is still there.
+    stop, so it would wait forever. Linux sends it the signal `how` (PR_SET_PDEATHSIG: SIGKILL
+    unless the process has clean-up of its own to do on SIGTERM); elsewhere a thread checks
+    that the parent is still there and sends it.
     """
-    if not _kill_me_with_parent():
-        threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
+    if not _signal_me_with_parent(how):
+        threading.Thread(target=_watch_parent, args=(parent, how), daemon=True).start()
     if os.getppid() != parent:  # the parent died before the kernel was asked to tell
-        os._exit(1)
+        os.kill(os.getpid(), how)
 
 
-def _kill_me_with_parent() -> bool:
+def _signal_me_with_parent(how: signal.Signals) -> bool:
     if not sys.platform.startswith("linux"):
         return False
     try:
         prctl = ctypes.CDLL(None, use_errno=True).prctl
     except (OSError, AttributeError):
         return False
-    return bool(prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0)
+    return bool(prctl(_PR_SET_PDEATHSIG, how, 0, 0, 0) == 0)
 
 
-def _watch_parent(parent: int) -> None:
+def _watch_parent(parent: int, how: signal.Signals) -> None:
     while os.getppid() == parent:
         time.sleep(_PARENT_POLL)
-    os._exit(1)
+    os.kill(os.getpid(), how)
 
 
 def _run(index: int) -> Any:

@@ -1,12 +1,17 @@
 """Carrying out/ into staging while the compile runs (compiler.write.prestage) writes exactly
-what staging from nothing writes: the same files, bytes, links and directories, the same
-changes reported, the same refusals, with unchanged files keeping their inode; and the
-process that carries it never leaves anything behind."""
+what staging from nothing writes: the same files, bytes, modes, links and directories, the
+same changes reported, the same refusals, with unchanged files keeping their inode and the
+old tree never written into; also when out/ changes after it was carried. The process that
+carries it never leaves anything behind, even when its parent is killed."""
 
 from __future__ import annotations
 
 import os
 import shutil
+import stat
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -16,9 +21,10 @@ from hypothesis import strategies as st
 from compiler.cli import main
 from compiler.diagnostics import CompileError
 from compiler.write import OWNED_LIST, OutputConflict, write_tree
-from compiler.write.atomic import beside
-from compiler.write.prestage import Prestage, carry_over
-from tests.conftest import EXAMPLE
+from compiler.write.atomic import beside, remove
+from compiler.write.prestage import Prestage, carry_over, snapshot
+from compiler.write.writer import Staged
+from tests.conftest import EXAMPLE, REPO
 
 PATHS = ["a", "a/c", "a/c/x.yaml", "a/y.yaml", "b/x.yaml", "b/z.yaml", "report.md"]
 """Few names, some a file in one tree and a directory in another."""
@@ -37,7 +43,8 @@ trees = st.dictionaries(st.sampled_from(PATHS), st.sampled_from(TEXTS), max_size
 
 
 def state(root: Path) -> dict[str, object]:
-    """Every entry below `root`: a file's bytes, a link's target, a directory's mark."""
+    """Every entry below `root`: a file's bytes and mode, a link's target, a directory's
+    mark."""
     found: dict[str, object] = {}
     for path in sorted(root.rglob("*")):
         name = path.relative_to(root).as_posix()
@@ -46,8 +53,29 @@ def state(root: Path) -> dict[str, object]:
         elif path.is_dir():
             found[name] = "directory"
         else:
-            found[name] = path.read_bytes()
+            found[name] = (path.read_bytes(), stat.S_IMODE(path.lstat().st_mode))
     return found
+
+
+class CarriedHere:
+    """A prestage in this process (the writer's Carried): out/ carried at once, and checked
+    again when the write asks; `meanwhile` changes out/ after it was carried."""
+
+    def __init__(self, out: Path, max_digested: int, meanwhile: object = None) -> None:
+        self.out = out
+        self.before = snapshot(out)
+        self.carried = carry_over(out, beside(out, "staging"), max_digested)
+        if callable(meanwhile):
+            meanwhile(out)
+
+    def staged(self) -> Staged | None:
+        return self.carried
+
+    def still_carried(self) -> bool:
+        return snapshot(self.out) == self.before
+
+    def dispose(self, tree: Path) -> None:
+        remove(tree)
 
 
 def inode(path: Path) -> int:
@@ -72,25 +100,68 @@ def prepare(out: Path, old: dict[str, str], user: dict[str, str], linked: str | 
         (out / linked).symlink_to("somewhere")
 
 
-def outcome(out: Path, new: dict[str, str], prestaged: bool) -> tuple[object, dict[str, object]]:
+def outcome(
+    out: Path, new: dict[str, str], carried: CarriedHere | None
+) -> tuple[object, dict[str, object]]:
     """What writing `new` over `out` says (or raises) and leaves: out/ and what is beside it."""
     try:
-        if prestaged:
-            changes: object = write_tree(out, new, carry_over(out, beside(out, "staging")))
-        else:
-            changes = write_tree(out, new)
+        changes: object = write_tree(out, new, carried)
     except (OutputConflict, CompileError, OSError) as error:
         changes = type(error).__name__
     beside_out = sorted(p.name for p in out.parent.iterdir() if p.name != out.name)
     return changes, {"out": state(out), "beside": beside_out}
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def old_files(out: Path, keep: Path) -> dict[Path, bytes]:
+    """Every regular file of `out` hard-linked into `keep`, with its bytes: a write that
+    wrote into a file of the old tree would show there."""
+    keep.mkdir()
+    found: dict[Path, bytes] = {}
+    for number, path in enumerate(p for p in out.rglob("*") if p.is_file() and not p.is_symlink()):
+        os.link(path, keep / str(number))
+        found[keep / str(number)] = path.read_bytes()
+    return found
+
+
+def edit_owned(out: Path) -> None:
+    """Change a file gpufleet wrote in place, as a person might during a compile."""
+    owned = sorted((out / OWNED_LIST).read_text().splitlines()[1:])
+    for path in owned:
+        if (out / path).is_file() and not (out / path).is_symlink():
+            with (out / path).open("a") as file:
+                file.write("# edited\n")
+            return
+
+
+def replace_owned(out: Path) -> None:
+    """Replace a file gpufleet wrote by a new one, as an editor saves."""
+    for path in sorted((out / OWNED_LIST).read_text().splitlines()[1:]):
+        if (out / path).is_file() and not (out / path).is_symlink():
+            (out / "saving").write_text("saved over\n")
+            os.replace(out / "saving", out / path)
+            return
+
+
+def add_note(out: Path) -> None:
+    (out / "a" if (out / "a").is_dir() else out).joinpath("notes.txt").write_text("mine\n")
+
+
+def chmod_listing(out: Path) -> None:
+    (out / OWNED_LIST).chmod(0o600)
+
+
+MEANWHILE = [None, edit_owned, replace_owned, add_note, chmod_listing]
+"""What may happen to out/ after it was carried."""
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     old=trees,
     new=trees,
     user=st.dictionaries(st.sampled_from([*PATHS, "u.txt", "a/u.txt"]), st.sampled_from(TEXTS)),
     linked=st.none() | st.sampled_from(PATHS),
+    max_digested=st.sampled_from([16 << 20, 4]),
+    meanwhile=st.sampled_from(MEANWHILE),
 )
 def test_a_prestaged_write_is_a_write(
     tmp_path_factory: pytest.TempPathFactory,
@@ -98,7 +169,11 @@ def test_a_prestaged_write_is_a_write(
     new: dict[str, str],
     user: dict[str, str],
     linked: str | None,
+    max_digested: int,
+    meanwhile: object,
 ) -> None:
+    """Also when a file is too large to be digested (4 bytes here), and when out/ changed
+    after it was carried: then the write is one over out/ as it is."""
     root = tmp_path_factory.mktemp("prestage")
     (root / "plain").mkdir()
     (root / "staged").mkdir()
@@ -107,12 +182,18 @@ def test_a_prestaged_write_is_a_write(
     shutil.copytree(plain, staged, symlinks=True)
     kept = {p for p in new if p in old and new[p] == old[p] and (staged / p).is_file()}
     before = {p: inode(staged / p) for p in kept if not (staged / p).is_symlink()}
-    expected = outcome(plain, new, prestaged=False)
-    assert outcome(staged, new, prestaged=True) == expected
+    untouched = old_files(staged, root / "old")
+    carried = CarriedHere(staged, max_digested, meanwhile)
+    if callable(meanwhile):
+        meanwhile(plain)
+    expected = outcome(plain, new, None)
+    assert outcome(staged, new, carried) == expected
+    if meanwhile is None:  # nothing in the old tree was written into
+        assert {path: path.read_bytes() for path in untouched} == untouched
     if isinstance(expected[0], str):
         return
-    # an unchanged file of gpufleet's is the same file, not a copy
-    assert {p: inode(staged / p) for p in before} == before
+    if meanwhile is None:  # an unchanged file of gpufleet's is the same file, not a copy
+        assert {p: inode(staged / p) for p in before} == before
 
 
 def test_the_process_carries_out_over_and_removes_the_old_tree(tmp_path: Path) -> None:
@@ -122,11 +203,19 @@ def test_the_process_carries_out_over_and_removes_the_old_tree(tmp_path: Path) -
     kept = inode(out / "a" / "x.yaml")
     prestage = Prestage.start(out)
     assert prestage is not None
-    staged = prestage.staged()
-    assert staged == carry_over_elsewhere(out, tmp_path / "elsewhere")
+    expected = carry_over_elsewhere(out, tmp_path / "elsewhere")
     new = {**old, "a/y.yaml": "changed\n"}
     del new["b/z.yaml"]
-    changes = write_tree(out, new, staged, prestage.dispose)
+
+    class Watched:  # the prestage, with what it carried checked on the way
+        def staged(self) -> Staged | None:
+            staged = prestage.staged()
+            assert staged == expected
+            return staged
+
+        still_carried, dispose = prestage.still_carried, prestage.dispose
+
+    changes = write_tree(out, new, Watched())
     assert (sorted(changes.changed), changes.removed) == ([OWNED_LIST, "a/y.yaml"], ["b/z.yaml"])
     prestage.discard()  # waits for the process to remove the old tree
     assert state(out) == state_of(new)
@@ -150,12 +239,22 @@ def state_of(tree: dict[str, str]) -> dict[str, object]:
         parts = path.split("/")
         for end in range(1, len(parts)):
             found["/".join(parts[:end])] = "directory"
-        found[path] = text.encode()
+        found[path] = (text.encode(), WRITTEN_MODE)
     listing = "# Files written by gpufleet; it prunes only these.\n" + "".join(
         f"{p}\n" for p in sorted(tree)
     )
-    found[OWNED_LIST] = listing.encode()
+    found[OWNED_LIST] = (listing.encode(), WRITTEN_MODE)
     return dict(sorted(found.items()))
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+WRITTEN_MODE = 0o644 & ~_umask()
+"""The mode of a file gpufleet writes (write_new's, less the umask)."""
 
 
 def test_a_prestage_never_used_is_stopped_and_leaves_nothing(tmp_path: Path) -> None:
@@ -184,7 +283,8 @@ def test_a_prestage_that_fails_is_none_and_the_write_stages_from_nothing(
     prestage = Prestage.start(out)
     assert prestage is not None
     assert prestage.staged() is None
-    write_tree(out, {"a.yaml": "two\n"}, None, prestage.dispose)
+    assert not prestage.still_carried()
+    write_tree(out, {"a.yaml": "two\n"}, prestage)
     prestage.discard()
     assert state(out) == state_of({"a.yaml": "two\n"})
     assert [p.name for p in tmp_path.iterdir()] == ["out"]
@@ -223,3 +323,59 @@ def test_compile_over_its_own_output_keeps_unchanged_files(
     same = {p for p in after if after[p] == files[p]}
     assert "report.md" not in same and len(same) > len(after) // 2
     assert sorted(p.name for p in tmp_path.iterdir()) == [".out.lock", "out", "policies"]
+
+
+def test_the_process_finds_out_changed_after_it_carried_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file the user puts into out/ while the compile runs is kept, not lost with the
+    copy carried before it was there."""
+    out = tmp_path / "out"
+    write_tree(out, {"a/x.yaml": "one\n", "b/y.yaml": "two\n"})
+    carry = carry_over
+
+    def then_a_note(out: Path, staging: Path) -> Staged:
+        carried = carry(out, staging)
+        (out / "a" / "notes.txt").write_text("mine\n")
+        return carried
+
+    monkeypatch.setattr("compiler.write.prestage.carry_over", then_a_note)
+    prestage = Prestage.start(out)
+    assert prestage is not None
+    new = {"a/x.yaml": "one\n", "b/y.yaml": "changed\n"}
+    changes = write_tree(out, new, prestage)
+    prestage.discard()
+    assert changes.foreign == ["a/notes.txt"]
+    assert state(out) == {**state_of(new), "a/notes.txt": (b"mine\n", WRITTEN_MODE)}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+@pytest.mark.parametrize("carried", [True, False], ids=["waiting", "carrying"])
+def test_a_prestage_whose_parent_is_killed_removes_what_it_carried(
+    tmp_path: Path, carried: bool
+) -> None:
+    out = tmp_path / "out"
+    write_tree(out, {f"d{n}/f{i}.yaml": "x\n" for n in range(20) for i in range(50)})
+    before = state(out)
+    script = f"""if True:
+        import os, signal, sys
+        sys.path.insert(0, {str(REPO)!r})
+        from pathlib import Path
+        from compiler.write.prestage import Prestage
+        prestage = Prestage.start(Path({str(out)!r}))
+        if {carried}:
+            assert prestage.staged() is not None
+        while not prestage.staging.exists():  # killed once it carries, at the latest
+            pass
+        print(prestage._pid, flush=True)
+        os.kill(os.getpid(), signal.SIGKILL)
+    """
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert run.returncode == -9, run.stderr
+    child = Path(f"/proc/{int(run.stdout)}/stat")
+    deadline = time.monotonic() + 30
+    while child.exists() and child.read_text().split(")")[-1].split()[0] != "Z":
+        assert time.monotonic() < deadline, "the prestage outlived its parent"
+        time.sleep(0.02)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+    assert state(out) == before

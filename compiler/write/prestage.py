@@ -10,9 +10,19 @@ out/ and carries each into the staging directory as the writer would carry an un
 (carry_over). The write then compares digests, rewrites what changed and swaps.
 
 out/ itself is only read. The staging directory is the writer's own (`.out.staging`), used
-under out/'s write lock: whatever a prestage leaves there (the compile failed, or was
-killed) is removed when the compile ends, or by the next one. A prestage that fails for any
-reason is no prestage: the writer then stages from nothing, as it always could.
+under out/'s write lock (which the process holds too, inherited, until it ends): whatever a
+prestage leaves there is removed when the compile ends, by the process when its parent dies
+(PR_SET_PDEATHSIG with SIGTERM, which it handles), or by the next compile. A prestage that
+fails for any reason is no prestage: the writer then stages from nothing, as it always could.
+
+The lock keeps other gpufleet runs out, not people or other tools, and a compile can take a
+while: out/ may change after it was carried. So the process also takes a `snapshot` of out/
+before carrying it, and when the write asks for what was carried it walks out/ again (while
+the write compares the tree with the digests) and says whether anything changed: a file
+edited, replaced, added, removed or chmodded since the compile started. The writer then
+stages from nothing, from out/ as it is (Carried.still_carried). An edit in the same tick of
+the file system's clock as the snapshot, which leaves the size unchanged, goes unseen: the
+same race as between any reading of out/ and the swap.
 """
 
 from __future__ import annotations
@@ -26,7 +36,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import NoReturn
 
-from compiler.file_bytes import read_at_most
+from compiler.file_bytes import read_at_most, read_whole
 from compiler.write.atomic import beside, remove
 from compiler.write.writer import (
     OWNED_LIST,
@@ -34,6 +44,7 @@ from compiler.write.writer import (
     file_digest,
     owned_files,
     present_files,
+    write_file,
 )
 
 MAX_DIGESTED = 16 << 20
@@ -41,9 +52,10 @@ MAX_DIGESTED = 16 << 20
 again if the tree writes there."""
 
 
-def carry_over(out: Path, staging: Path) -> Staged:
+def carry_over(out: Path, staging: Path, max_digested: int = MAX_DIGESTED) -> Staged:
     """Carry every file of `out` into the new directory `staging` as the writer carries an
-    unchanged one, and digest every regular file: what a prestage does (in-process here)."""
+    unchanged one, and digest every regular file up to `max_digested` bytes: what a
+    prestage does (in-process here)."""
     present = present_files(out)
     owned = {*owned_files(out), OWNED_LIST}
     staging.mkdir()
@@ -54,8 +66,8 @@ def carry_over(out: Path, staging: Path) -> Staged:
         source, target = f"{out}/{path}", f"{staging}/{path}"
         regular = path in present.regular
         if regular:
-            data = read_at_most(source, MAX_DIGESTED + 1)
-            if len(data) <= MAX_DIGESTED:
+            data = read_at_most(source, max_digested + 1)
+            if len(data) <= max_digested:
                 digests[path] = (len(data), file_digest(data))
         if path in owned and not regular:
             continue  # rewritten or removed, never carried
@@ -66,8 +78,8 @@ def carry_over(out: Path, staging: Path) -> Staged:
         if path in owned:
             try:
                 os.link(source, target, follow_symlinks=False)
-            except OSError:  # a file system without hard links
-                shutil.copyfile(source, target)
+            except OSError:  # no hard link here: a copy, made as the writer makes files
+                write_file(target, read_whole(source))
         elif path in present.links:
             os.symlink(os.readlink(source), target)
         else:
@@ -76,19 +88,51 @@ def carry_over(out: Path, staging: Path) -> Staged:
     return Staged(present, digests, frozenset(carried))
 
 
+Snapshot = dict[str, tuple[int, int, int, int]]
+"""Every entry below out/ with its inode, mode, size and modification time."""
+
+
+def snapshot(out: Path) -> Snapshot:
+    """What each entry below `out` is, as far as a write, replacement, move or chmod of it
+    changes (a directory's size and time change with its entries). Not the change time:
+    carrying a file hard-links it, which changes that."""
+    found: Snapshot = {}
+    _snapshot(str(out), "", found)
+    return found
+
+
+def _snapshot(directory: str, prefix: str, found: Snapshot) -> None:
+    with os.scandir(directory) as entries:
+        for entry in entries:
+            relative = prefix + entry.name
+            status = entry.stat(follow_symlinks=False)
+            found[relative] = (status.st_ino, status.st_mode, status.st_size, status.st_mtime_ns)
+            if entry.is_dir(follow_symlinks=False):
+                _snapshot(entry.path, relative + "/", found)
+
+
+_VERIFY, _END = b"v", b"e"
+"""Orders to the process: walk out/ again and say whether it is as carried; remove the
+staging directory and end (also on end of file: the parent is gone or done)."""
+
+_LENGTH = 8
+"""Bytes of the length that comes before the carried result."""
+
+
 class Prestage:
     """A forked process that carries out/ into its staging directory (carry_over), sends
-    what it carried, then waits to remove the staging directory: after the write has
-    swapped it with out/, that is the old tree, removed while the compile finishes."""
+    what it carried, says on request whether out/ is still as carried, then waits to remove
+    the staging directory: after the write has swapped it with out/, that is the old tree,
+    removed while the compile finishes. It is the writer's `Carried`."""
 
     def __init__(self, staging: Path, pid: int, results: int, orders: int) -> None:
         self.staging = staging
         self._pid: int | None = pid
         self._results: int | None = results
-        """Read end of the pipe the process sends what it carried down."""
+        """Read end of the pipe the process answers on."""
         self._orders: int | None = orders
-        """Write end of the pipe it waits on: closing it tells it to remove the staging
-        directory and end."""
+        """Write end of the pipe it takes its orders from."""
+        self._asked = False
 
     @classmethod
     def start(cls, out: Path) -> Prestage | None:
@@ -105,30 +149,52 @@ class Prestage:
         staging = beside(out, "staging")
         results, orders = os.pipe(), os.pipe()
         parent = os.getpid()
-        pid = os.fork()
-        if pid == 0:
-            os.close(results[0])
-            os.close(orders[1])
-            _carry_in_child(out, staging, results[1], orders[0], lambda: die_with_parent(parent))
+        # no signal may reach the child before it has its own handlers (a KeyboardInterrupt
+        # there would unwind the parent's stack in the child)
+        stopping = {signal.SIGINT, signal.SIGTERM}
+        signal.pthread_sigmask(signal.SIG_BLOCK, stopping)
+        try:
+            pid = os.fork()
+            if pid == 0:
+                try:
+                    os.close(results[0])
+                    os.close(orders[1])
+                    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent's to handle
+                    signal.signal(signal.SIGTERM, _end)
+                    signal.pthread_sigmask(signal.SIG_UNBLOCK, stopping)
+                    guard = lambda: die_with_parent(parent, signal.SIGTERM)  # noqa: E731
+                    _carry_in_child(out, staging, results[1], orders[0], guard)
+                finally:
+                    os._exit(1)
+        finally:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, stopping)
         os.close(results[1])
         os.close(orders[0])
         return cls(staging, pid, results[0], orders[1])
 
     def staged(self) -> Staged | None:
-        """Wait until the process has carried out/ over; what it carried, or None when it
-        failed (the staging directory is then the writer's to clear)."""
-        if self._results is None:
+        """Wait until the process has carried out/ over, and have it check from now on that
+        out/ stays as carried; what it carried, or None when it failed (the staging
+        directory is then the writer's to clear)."""
+        if self._results is None or self._asked:
             return None
-        chunks = []
-        while chunk := os.read(self._results, 1 << 20):
-            chunks.append(chunk)
-        os.close(self._results)
-        self._results = None
+        self._asked = True
         try:
-            staged = pickle.loads(b"".join(chunks))
+            length = int.from_bytes(_read_exactly(self._results, _LENGTH), "big")
+            staged = pickle.loads(_read_exactly(self._results, length))
+            self._order(_VERIFY)
         except Exception:  # nothing, or cut short: the process failed
             return None
         return staged if isinstance(staged, Staged) else None
+
+    def still_carried(self) -> bool:
+        """Whether out/ was as carried when staged() returned (waits for the process's walk)."""
+        if self._results is None or not self._asked:
+            return False
+        try:
+            return os.read(self._results, 1) == b"1"
+        except OSError:
+            return False
 
     def dispose(self, tree: Path) -> None:
         """Remove a tree the write is done with (writer.write_tree's `dispose`): the process
@@ -144,19 +210,28 @@ class Prestage:
         """End the process (stopped if it is still carrying, else once it has removed the
         staging directory) and remove whatever is left there."""
         if self._pid is not None:
-            if self._results is not None:  # never asked for: stop it
+            if not self._asked:  # never asked for: stop it
                 with suppress(ProcessLookupError):
                     os.kill(self._pid, signal.SIGKILL)
-                os.close(self._results)
-                self._results = None
             self._let_go()
             os.waitpid(self._pid, 0)
             self._pid = None
+        if self._results is not None:
+            os.close(self._results)
+            self._results = None
         with suppress(OSError):
             remove(self.staging)
 
+    def _order(self, order: bytes) -> None:
+        assert self._orders is not None
+        os.write(self._orders, order)
+
     def _let_go(self) -> None:
+        """Tell the process to remove the staging directory and end: in words, as other
+        processes forked since (workers) may hold the pipe open, so it may never end."""
         if self._orders is not None:
+            with suppress(OSError):  # it has ended already
+                self._order(_END)
             os.close(self._orders)
             self._orders = None
 
@@ -174,26 +249,51 @@ def prestaging(out: Path) -> Iterator[Prestage | None]:
             prestage.discard()
 
 
+def _read_exactly(descriptor: int, size: int) -> bytes:
+    """`size` bytes from a pipe (EOFError when it ends before)."""
+    chunks: list[bytes] = []
+    while size:
+        chunk = os.read(descriptor, min(size, 1 << 20))
+        if not chunk:
+            raise EOFError
+        chunks.append(chunk)
+        size -= len(chunk)
+    return b"".join(chunks)
+
+
+def _end(signal_number: int, frame: object) -> NoReturn:
+    """SIGTERM in the process: its parent died (or it was asked to end): clean up and end."""
+    raise SystemExit(1)
+
+
 def _carry_in_child(
     out: Path, staging: Path, results: int, orders: int, guard: Callable[[], None]
 ) -> NoReturn:
-    """The forked process: `guard` it (it must die with its parent), carry `out` over, send
-    the result down `results`, and once `orders` closes, remove the staging directory. It
-    ends here, with no clean-up of the parent's (atexit handlers, buffered output) run
-    twice."""
+    """The forked process: `guard` it (it must end with its parent), carry `out` over, send
+    the result down `results`, answer VERIFY orders, and on END (or end of file) remove the
+    staging directory. It removes it too when anything fails, before ending, so a parent that
+    sees the pipe end may stage there from nothing. It ends here, with no clean-up of the
+    parent's (atexit handlers, buffered output) run twice."""
     code = 1
     try:
         guard()
         remove(staging)  # what a killed run left
-        data = memoryview(pickle.dumps(carry_over(out, staging), protocol=5))
-        while data:
-            data = data[os.write(results, data) :]
-        os.close(results)
-        while os.read(orders, 1):  # until the parent closes it
-            pass
-        remove(staging)
+        before = snapshot(out)
+        data = pickle.dumps(carry_over(out, staging), protocol=5)
+        _write_all(results, len(data).to_bytes(_LENGTH, "big") + data)
+        while os.read(orders, 1) == _VERIFY:
+            _write_all(results, b"1" if snapshot(out) == before else b"0")
         code = 0
     except BaseException:  # any failure is no prestage: the parent stages from nothing
         pass
     finally:
-        os._exit(code)
+        try:
+            remove(staging)
+        finally:
+            os._exit(code)
+
+
+def _write_all(descriptor: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(descriptor, view) :]

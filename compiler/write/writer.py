@@ -14,9 +14,11 @@ carried over as they are.
 
 A compile starts building the staging directory before it knows the tree: a forked process
 carries out/ into it as if nothing changed (compiler.write.prestage), and write_tree then
-only replaces what did (`Staged`, `_restage`); the result is the same bytes, links and
-directories as staging from nothing. Neither ever writes into a file carried over (it is
-a hard link to out/'s): a file that changes is unlinked and created anew.
+only replaces what did (`Carried`, `_restage`); the result is the same bytes, links and
+directories as staging from nothing, and when out/ changed after it was carried, the
+carried copy is dropped and the write stages from nothing. Neither ever writes into a file
+carried over (it is a hard link to out/'s): a file that changes is unlinked and created
+anew.
 
 A write that fails leaves out/ as it was and nothing beside it: a read-only out/ (or any
 read-only directory in it) is refused before anything is staged, the staging directory is
@@ -34,6 +36,7 @@ from collections.abc import Callable, Mapping
 from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from compiler.diagnostics import Diagnostic, Problems, Span, fail
 from compiler.file_bytes import read_at_most, write_new
@@ -263,6 +266,22 @@ class Staged:
         return holds
 
 
+class Carried(Protocol):
+    """out/ carried into the staging directory beside it while the policies compiled, by a
+    process that can tell whether out/ changed since (compiler.write.prestage.Prestage)."""
+
+    def staged(self) -> Staged | None:
+        """What was carried, or None (the staging directory is then the writer's to clear).
+        From this call on, whether out/ is still as carried is being found out."""
+
+    def still_carried(self) -> bool:
+        """Whether out/ was still as carried when staged() returned; until this has said so,
+        the staging directory is not to be touched."""
+
+    def dispose(self, tree: Path) -> None:
+        """Remove a tree beside out/ the write is done with."""
+
+
 def _parents(path: str) -> list[str]:
     parts = path.split("/")
     return ["/".join(parts[:end]) for end in range(1, len(parts))]
@@ -276,22 +295,17 @@ class OutputConflict(Exception):
         super().__init__(", ".join(paths))
 
 
-def write_tree(
-    out: Path,
-    tree: dict[str, str],
-    staged: Staged | None = None,
-    dispose: Callable[[Path], None] = remove,
-) -> Staleness:
+def write_tree(out: Path, tree: dict[str, str], carried: Carried | None = None) -> Staleness:
     """Replace `out` with `tree` atomically, keeping files gpufleet does not own.
 
     Raises OutputConflict, before touching anything, when a file gpufleet does not own stands
     where it would write (a file whose bytes already are what gpufleet writes is adopted), and
     OSError when it cannot write, out/ then being as it was and nothing left beside it.
-    With `staged`, the staging directory already holds out/ carried over (Staged): only what
-    changed is written there, and the staging directory is used up either way. `dispose`
-    removes a tree beside out/ the write is done with: the old out/ once the new one is in
-    place, or a prestaged directory that nothing changed in (an error it raises is ignored:
-    the next run removes what is left).
+    With `carried`, the staging directory already holds out/ carried over (Carried): only
+    what changed is written there, and the staging directory is used up either way; trees
+    the write is done with (the old out/ once the new one is in place, or a carried copy
+    that nothing changed in) go to its `dispose` (an error it raises is ignored: the next
+    run removes what is left).
     """
     for path in tree:
         _check_path(path)
@@ -301,12 +315,18 @@ def write_tree(
         raise NotADirectoryError(errno.ENOTDIR, "it exists and is not a directory", str(out))
     retired, staging = beside(out, "retired"), beside(out, "staging")
     recover(out, retired)
+    staged = carried.staged() if carried else None
+    dispose = carried.dispose if carried else remove
     try:
-        for leftover in (retired,) if staged else (staging, retired):  # a killed run's
-            remove(leftover)
-        present = staged.present if staged else present_files(out)
-        holds = staged.holds_in(out) if staged else _holds_in(out)
-        changes = _compare(out, tree, present, holds)
+        remove(retired)  # a killed run's
+        changes = _carried_changes(out, tree, carried, staged) if carried and staged else None
+        if staged and changes:
+            present = staged.present
+        else:  # nothing carried, or out/ changed since it was
+            staged = None
+            remove(staging)  # a killed run's, or a carried copy out of date
+            present = present_files(out)
+            changes = _compare(out, tree, present, _holds_in(out))
         if changes.conflicts:
             raise OutputConflict(changes.conflicts)
         if not changes.stale:
@@ -329,6 +349,20 @@ def write_tree(
         with suppress(OSError):
             dispose(old)
     return changes
+
+
+def _carried_changes(
+    out: Path, tree: dict[str, str], carried: Carried, staged: Staged
+) -> Staleness | None:
+    """The comparison with out/ as it was carried, or None if out/ has changed since (the
+    comparison, or its refusal, is then out of date too)."""
+    try:
+        changes = _compare(out, tree, staged.present, staged.holds_in(out))
+    except Exception:
+        if carried.still_carried():
+            raise
+        return None
+    return changes if carried.still_carried() else None
 
 
 def _stage(out: Path, staging: Path, tree: dict[str, str], changes: Staleness) -> None:
