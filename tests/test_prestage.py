@@ -379,3 +379,30 @@ def test_a_prestage_whose_parent_is_killed_removes_what_it_carried(
         time.sleep(0.02)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
     assert state(out) == before
+
+
+def test_orders_to_a_prestage_that_has_ended_do_not_end_gpufleet(tmp_path: Path) -> None:
+    """`gpufleet` restores SIGPIPE (compiler.launch): telling a prestage that has already
+    ended (its carry failed) to clean up must not kill the command."""
+    out = tmp_path / "out"
+    write_tree(out, {"a.yaml": "one\n"})
+    script = f"""if True:
+        import signal, sys
+        sys.path.insert(0, {str(REPO)!r})
+        from pathlib import Path
+        import compiler.write.prestage as prestage_module
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+
+        def fails(*arguments):
+            raise OSError("no")
+
+        prestage_module.carry_over = fails
+        prestage = prestage_module.Prestage.start(Path({str(out)!r}))
+        assert prestage.staged() is None  # it has ended
+        prestage.dispose(prestage.staging)
+        prestage.discard()
+        print("ended well")
+    """
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert (run.returncode, run.stdout) == (0, "ended well\n"), run.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]

@@ -34,7 +34,7 @@ import signal
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from compiler.file_bytes import read_at_most, read_whole
 from compiler.write.atomic import beside, remove
@@ -46,6 +46,9 @@ from compiler.write.writer import (
     present_files,
     write_file,
 )
+
+if TYPE_CHECKING:
+    import socket
 
 MAX_DIGESTED = 16 << 20
 """Files larger than this (none that gpufleet writes) get no digest: the writer reads them
@@ -113,7 +116,7 @@ def _snapshot(directory: str, prefix: str, found: Snapshot) -> None:
 
 _VERIFY, _END = b"v", b"e"
 """Orders to the process: walk out/ again and say whether it is as carried; remove the
-staging directory and end (also on end of file: the parent is gone or done)."""
+staging directory and end (also when the channel closes: the parent is gone or done)."""
 
 _LENGTH = 8
 """Bytes of the length that comes before the carried result."""
@@ -123,15 +126,18 @@ class Prestage:
     """A forked process that carries out/ into its staging directory (carry_over), sends
     what it carried, says on request whether out/ is still as carried, then waits to remove
     the staging directory: after the write has swapped it with out/, that is the old tree,
-    removed while the compile finishes. It is the writer's `Carried`."""
+    removed while the compile finishes. It is the writer's `Carried`.
 
-    def __init__(self, staging: Path, pid: int, results: int, orders: int) -> None:
+    The two talk over a socket pair, not pipes: a message to a process that has ended must
+    be an error, not the SIGPIPE that ends gpufleet (compiler.launch restores it), and a
+    socket can say so (MSG_NOSIGNAL, on Linux)."""
+
+    def __init__(self, staging: Path, pid: int, channel: socket.socket, no_signal: int) -> None:
         self.staging = staging
         self._pid: int | None = pid
-        self._results: int | None = results
-        """Read end of the pipe the process answers on."""
-        self._orders: int | None = orders
-        """Write end of the pipe it takes its orders from."""
+        self._channel: socket.socket | None = channel
+        self._no_signal = no_signal
+        """MSG_NOSIGNAL where there is one (Linux)."""
         self._asked = False
 
     @classmethod
@@ -143,11 +149,13 @@ class Prestage:
         if single or not hasattr(os, "fork") or out.is_symlink() or not out.is_dir():
             return None
         # imported here, not at start-up: a `compile --check` answered from its record forks
-        # nothing; every compile that writes needs it for its workers anyway
+        # nothing; every compile that writes needs them for its workers anyway
+        import socket
+
         from compiler.parallel import die_with_parent
 
         staging = beside(out, "staging")
-        results, orders = os.pipe(), os.pipe()
+        ours, theirs = socket.socketpair()
         parent = os.getpid()
         # no signal may reach the child before it has its own handlers (a KeyboardInterrupt
         # there would unwind the parent's stack in the child)
@@ -157,31 +165,30 @@ class Prestage:
             pid = os.fork()
             if pid == 0:
                 try:
-                    os.close(results[0])
-                    os.close(orders[1])
+                    ours.close()
                     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent's to handle
+                    signal.signal(signal.SIGPIPE, signal.SIG_IGN)  # an error, if it is gone
                     signal.signal(signal.SIGTERM, _end)
                     signal.pthread_sigmask(signal.SIG_UNBLOCK, stopping)
                     guard = lambda: die_with_parent(parent, signal.SIGTERM)  # noqa: E731
-                    _carry_in_child(out, staging, results[1], orders[0], guard)
+                    _carry_in_child(out, staging, theirs, guard)
                 finally:
                     os._exit(1)
         finally:
             signal.pthread_sigmask(signal.SIG_UNBLOCK, stopping)
-        os.close(results[1])
-        os.close(orders[0])
-        return cls(staging, pid, results[0], orders[1])
+        theirs.close()
+        return cls(staging, pid, ours, getattr(socket, "MSG_NOSIGNAL", 0))
 
     def staged(self) -> Staged | None:
         """Wait until the process has carried out/ over, and have it check from now on that
         out/ stays as carried; what it carried, or None when it failed (the staging
         directory is then the writer's to clear)."""
-        if self._results is None or self._asked:
+        if self._channel is None or self._asked:
             return None
         self._asked = True
         try:
-            length = int.from_bytes(_read_exactly(self._results, _LENGTH), "big")
-            staged = pickle.loads(_read_exactly(self._results, length))
+            length = int.from_bytes(_receive(self._channel, _LENGTH), "big")
+            staged = pickle.loads(_receive(self._channel, length))
             self._order(_VERIFY)
         except Exception:  # nothing, or cut short: the process failed
             return None
@@ -189,10 +196,10 @@ class Prestage:
 
     def still_carried(self) -> bool:
         """Whether out/ was as carried when staged() returned (waits for the process's walk)."""
-        if self._results is None or not self._asked:
+        if self._channel is None or not self._asked:
             return False
         try:
-            return os.read(self._results, 1) == b"1"
+            return self._channel.recv(1) == b"1"
         except OSError:
             return False
 
@@ -201,7 +208,7 @@ class Prestage:
         removes it when it is the staging directory (the old out/ after the swap, or the
         carried copy when nothing changed) while the compile finishes, and discard waits for
         that; any other goes here."""
-        if tree == self.staging and self._orders is not None:
+        if tree == self.staging and self._channel is not None:
             self._let_go()
         else:
             remove(tree)
@@ -216,24 +223,21 @@ class Prestage:
             self._let_go()
             os.waitpid(self._pid, 0)
             self._pid = None
-        if self._results is not None:
-            os.close(self._results)
-            self._results = None
         with suppress(OSError):
             remove(self.staging)
 
     def _order(self, order: bytes) -> None:
-        assert self._orders is not None
-        os.write(self._orders, order)
+        assert self._channel is not None
+        self._channel.sendall(order, self._no_signal)
 
     def _let_go(self) -> None:
-        """Tell the process to remove the staging directory and end: in words, as other
-        processes forked since (workers) may hold the pipe open, so it may never end."""
-        if self._orders is not None:
+        """Tell the process to remove the staging directory and end. In words: workers
+        forked since hold the channel open too, so the process would not see it close."""
+        if self._channel is not None:
             with suppress(OSError):  # it has ended already
                 self._order(_END)
-            os.close(self._orders)
-            self._orders = None
+            self._channel.close()
+            self._channel = None
 
 
 @contextmanager
@@ -249,11 +253,11 @@ def prestaging(out: Path) -> Iterator[Prestage | None]:
             prestage.discard()
 
 
-def _read_exactly(descriptor: int, size: int) -> bytes:
-    """`size` bytes from a pipe (EOFError when it ends before)."""
+def _receive(channel: socket.socket, size: int) -> bytes:
+    """`size` bytes from `channel` (EOFError when it ends before)."""
     chunks: list[bytes] = []
     while size:
-        chunk = os.read(descriptor, min(size, 1 << 20))
+        chunk = channel.recv(min(size, 1 << 20))
         if not chunk:
             raise EOFError
         chunks.append(chunk)
@@ -267,22 +271,22 @@ def _end(signal_number: int, frame: object) -> NoReturn:
 
 
 def _carry_in_child(
-    out: Path, staging: Path, results: int, orders: int, guard: Callable[[], None]
+    out: Path, staging: Path, channel: socket.socket, guard: Callable[[], None]
 ) -> NoReturn:
     """The forked process: `guard` it (it must end with its parent), carry `out` over, send
-    the result down `results`, answer VERIFY orders, and on END (or end of file) remove the
-    staging directory. It removes it too when anything fails, before ending, so a parent that
-    sees the pipe end may stage there from nothing. It ends here, with no clean-up of the
-    parent's (atexit handlers, buffered output) run twice."""
+    the result down `channel`, answer VERIFY orders, and on END (or when the channel closes)
+    remove the staging directory. It removes it too when anything fails, before ending, so a
+    parent that sees the channel close may stage there from nothing. It ends here, with no
+    clean-up of the parent's (atexit handlers, buffered output) run twice."""
     code = 1
     try:
         guard()
         remove(staging)  # what a killed run left
         before = snapshot(out)
         data = pickle.dumps(carry_over(out, staging), protocol=5)
-        _write_all(results, len(data).to_bytes(_LENGTH, "big") + data)
-        while os.read(orders, 1) == _VERIFY:
-            _write_all(results, b"1" if snapshot(out) == before else b"0")
+        channel.sendall(len(data).to_bytes(_LENGTH, "big") + data)
+        while channel.recv(1) == _VERIFY:
+            channel.sendall(b"1" if snapshot(out) == before else b"0")
         code = 0
     except BaseException:  # any failure is no prestage: the parent stages from nothing
         pass
@@ -291,9 +295,3 @@ def _carry_in_child(
             remove(staging)
         finally:
             os._exit(code)
-
-
-def _write_all(descriptor: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(descriptor, view) :]
