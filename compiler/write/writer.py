@@ -320,7 +320,7 @@ def write_tree(out: Path, tree: dict[str, str], carried: Carried | None = None) 
     try:
         remove(retired)  # a killed run's
         changes = _carried_changes(out, tree, carried, staged) if carried and staged else None
-        if staged and changes:
+        if staged is not None and changes is not None:
             present = staged.present
         else:  # nothing carried, or out/ changed since it was
             staged = None
