@@ -196,7 +196,14 @@ def test_a_prestaged_write_is_a_write(
         assert {p: inode(staged / p) for p in before} == before
 
 
-def test_the_process_carries_out_over_and_removes_the_old_tree(tmp_path: Path) -> None:
+@pytest.mark.parametrize("swap", ["exchange", "fallback"])
+def test_the_process_carries_out_over_and_removes_the_old_tree(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, swap: str
+) -> None:
+    """With RENAME_EXCHANGE the old tree is where staging was, and the process removes it;
+    with the two-rename fallback it is set aside elsewhere, and the write removes it."""
+    if swap == "fallback":
+        monkeypatch.setattr("compiler.write.atomic.exchange", lambda first, second: False)
     out = tmp_path / "out"
     old = {"a/x.yaml": "one\n", "a/y.yaml": "two\n", "b/z.yaml": "three\n"}
     write_tree(out, old)
