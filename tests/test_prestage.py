@@ -297,6 +297,18 @@ def test_a_prestage_that_fails_is_none_and_the_write_stages_from_nothing(
     assert [p.name for p in tmp_path.iterdir()] == ["out"]
 
 
+def test_no_prestage_where_no_process_can_be_forked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "out").mkdir()
+
+    def no_fork() -> int:
+        raise BlockingIOError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(os, "fork", no_fork)
+    assert Prestage.start(tmp_path / "out") is None
+
+
 def test_no_prestage_without_an_out_directory_or_with_one_worker(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -155,25 +155,28 @@ class Prestage:
         from compiler.parallel import die_with_parent
 
         staging = beside(out, "staging")
-        ours, theirs = socket.socketpair()
         parent = os.getpid()
         # no signal may reach the child before it has its own handlers (a KeyboardInterrupt
         # there would unwind the parent's stack in the child)
         stopping = {signal.SIGINT, signal.SIGTERM}
         signal.pthread_sigmask(signal.SIG_BLOCK, stopping)
         try:
-            pid = os.fork()
-            if pid == 0:
-                try:
+            ours, theirs = socket.socketpair()
+            try:
+                pid = os.fork()
+            except OSError:
+                ours.close()
+                theirs.close()
+                raise
+            if pid == 0:  # nothing of the parent's may run here: all of it is in the call
+
+                def guard() -> None:
                     ours.close()
-                    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent's to handle
-                    signal.signal(signal.SIGPIPE, signal.SIG_IGN)  # an error, if it is gone
-                    signal.signal(signal.SIGTERM, _end)
-                    signal.pthread_sigmask(signal.SIG_UNBLOCK, stopping)
-                    guard = lambda: die_with_parent(parent, signal.SIGTERM)  # noqa: E731
-                    _carry_in_child(out, staging, theirs, guard)
-                finally:
-                    os._exit(1)
+                    die_with_parent(parent, signal.SIGTERM)
+
+                _carry_in_child(out, staging, theirs, guard, stopping)
+        except OSError:  # out of descriptors or processes: no prestage
+            return None
         finally:
             signal.pthread_sigmask(signal.SIG_UNBLOCK, stopping)
         theirs.close()
@@ -271,15 +274,25 @@ def _end(signal_number: int, frame: object) -> NoReturn:
 
 
 def _carry_in_child(
-    out: Path, staging: Path, channel: socket.socket, guard: Callable[[], None]
+    out: Path,
+    staging: Path,
+    channel: socket.socket,
+    guard: Callable[[], None],
+    blocked: set[signal.Signals],
 ) -> NoReturn:
-    """The forked process: `guard` it (it must end with its parent), carry `out` over, send
-    the result down `channel`, answer VERIFY orders, and on END (or when the channel closes)
-    remove the staging directory. It removes it too when anything fails, before ending, so a
-    parent that sees the channel close may stage there from nothing. It ends here, with no
-    clean-up of the parent's (atexit handlers, buffered output) run twice."""
+    """The forked process, with the `blocked` signals blocked: take its own signal handlers,
+    `guard` it (drop the parent's end of the channel, end with the parent), carry `out`
+    over, send the result down `channel`, answer VERIFY orders, and on END (or when the
+    channel closes) remove the staging directory. It removes it too when anything fails,
+    before ending, so a parent that sees the channel close may stage there from nothing. It
+    ends here, with no clean-up of the parent's (atexit handlers, buffered output) run
+    twice."""
     code = 1
     try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent's to handle
+        signal.signal(signal.SIGPIPE, signal.SIG_IGN)  # an error, if the parent is gone
+        signal.signal(signal.SIGTERM, _end)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, blocked)
         guard()
         remove(staging)  # what a killed run left
         before = snapshot(out)
