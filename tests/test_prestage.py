@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import stat
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -224,10 +226,28 @@ def test_the_process_carries_out_over_and_removes_the_old_tree(
 
     changes = write_tree(out, new, Watched())
     assert (sorted(changes.changed), changes.removed) == ([OWNED_LIST, "a/y.yaml"], ["b/z.yaml"])
-    prestage.discard()  # waits for the process to remove the old tree
+    until(lambda: not prestage.staging.exists())  # the process removes the old tree
+    prestage.discard()
     assert state(out) == state_of(new)
     assert inode(out / "a" / "x.yaml") == kept
     assert sorted(p.name for p in tmp_path.iterdir()) == ["elsewhere", "out"]
+
+
+def until(condition: Callable[[], bool], seconds: float = 30) -> None:
+    """Wait until `condition` holds (a process's work), failing after `seconds`."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "waited in vain"
+        time.sleep(0.01)
+
+
+def ended(pid: int) -> bool:
+    """Whether process `pid` has ended (gone, or a zombie nobody waited for yet)."""
+    status = Path(f"/proc/{pid}/stat")
+    try:
+        return status.read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return True
 
 
 def carry_over_elsewhere(out: Path, elsewhere: Path) -> object:
@@ -391,11 +411,7 @@ def test_a_prestage_whose_parent_is_killed_removes_what_it_carried(
     """
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert run.returncode == -9, run.stderr
-    child = Path(f"/proc/{int(run.stdout)}/stat")
-    deadline = time.monotonic() + 30
-    while child.exists() and child.read_text().split(")")[-1].split()[0] != "Z":
-        assert time.monotonic() < deadline, "the prestage outlived its parent"
-        time.sleep(0.02)
+    until(lambda: ended(int(run.stdout)))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
     assert state(out) == before
 
@@ -425,3 +441,93 @@ def test_orders_to_a_prestage_that_has_ended_do_not_end_gpufleet(tmp_path: Path)
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert (run.returncode, run.stdout) == (0, "ended well\n"), run.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def test_a_prestage_leaves_the_signal_mask_as_it_was(tmp_path: Path) -> None:
+    """Even the signals it holds back across the fork, where the caller held them back."""
+    (tmp_path / "out").mkdir()
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGTERM])
+    try:
+        prestage = Prestage.start(tmp_path / "out")
+        assert prestage is not None
+        assert signal.pthread_sigmask(signal.SIG_BLOCK, []) == before | {signal.SIGTERM}
+        prestage.discard()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+
+
+def test_a_prestage_ends_where_children_are_reaped_unasked(tmp_path: Path) -> None:
+    """With SIGCHLD ignored (inherited from some launchers) the kernel reaps the process."""
+    out = tmp_path / "out"
+    write_tree(out, {"a.yaml": "one\n"})
+    previous = signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+    try:
+        prestage = Prestage.start(out)
+        assert prestage is not None
+        write_tree(out, {"a.yaml": "two\n"}, prestage)
+        prestage.discard()
+    finally:
+        signal.signal(signal.SIGCHLD, previous)
+    assert state(out) == state_of({"a.yaml": "two\n"})
+    assert [p.name for p in tmp_path.iterdir()] == ["out"]
+
+
+def test_a_write_that_fails_after_asking_leaves_nothing(tmp_path: Path) -> None:
+    """Between staged() and still_carried() the write may fail (a conflict, a signal): the
+    process then removes what it carried when told to end, and nothing hangs."""
+    out = tmp_path / "out"
+    write_tree(out, {f"d{n}/f.yaml": "x\n" for n in range(50)})
+    before = state(out)
+    prestage = Prestage.start(out)
+    assert prestage is not None
+    assert prestage.staged() is not None
+    prestage.discard()
+    assert state(out) == before
+    assert [p.name for p in tmp_path.iterdir()] == ["out"]
+
+
+def test_a_check_walk_that_fails_is_out_of_date(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """out/ changing under the walk that checks it (a directory gone) is out/ changed: the
+    write stages from nothing."""
+    out = tmp_path / "out"
+    write_tree(out, {"a/x.yaml": "one\n", "b/y.yaml": "two\n"})
+    walks = [snapshot]
+
+    def second_fails(out: Path) -> object:
+        if not walks:
+            raise FileNotFoundError(2, "No such file or directory", str(out / "a"))
+        return walks.pop()(out)
+
+    monkeypatch.setattr("compiler.write.prestage.snapshot", second_fails)
+    prestage = Prestage.start(out)
+    assert prestage is not None
+
+    def from_nothing_too(*arguments: object) -> None:
+        raise AssertionError("restaged what the process carried")
+
+    monkeypatch.setattr("compiler.write.writer._restage", from_nothing_too)
+    new = {"a/x.yaml": "one\n", "b/y.yaml": "changed\n"}
+    write_tree(out, new, prestage)
+    prestage.discard()
+    assert state(out) == state_of(new)
+    assert [p.name for p in tmp_path.iterdir()] == ["out"]
+
+
+def test_a_prestage_ended_by_others_leaves_the_staging_to_the_write(tmp_path: Path) -> None:
+    """Once it has sent what it carried, a process ended while its parent lives (someone's
+    `kill`) leaves the staging directory alone: the parent may be writing there."""
+    out = tmp_path / "out"
+    write_tree(out, {f"d{n}/f.yaml": "x\n" for n in range(50)})
+    prestage = Prestage.start(out)
+    assert prestage is not None
+    staged = prestage.staged()
+    assert staged is not None
+    pid = prestage._pid
+    assert pid is not None
+    os.kill(pid, signal.SIGTERM)
+    until(lambda: ended(pid))
+    assert prestage.staging.is_dir()
+    prestage.discard()
+    assert [p.name for p in tmp_path.iterdir()] == ["out"]

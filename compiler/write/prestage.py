@@ -31,7 +31,7 @@ import os
 import pickle
 import shutil
 import signal
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
@@ -121,6 +121,9 @@ staging directory and end (also when the channel closes: the parent is gone or d
 _LENGTH = 8
 """Bytes of the length that comes before the carried result."""
 
+_STOPPING = {signal.SIGINT, signal.SIGTERM}
+"""Signals held back across the fork, until the process has its own handlers."""
+
 
 class Prestage:
     """A forked process that carries out/ into its staging directory (carry_over), sends
@@ -130,15 +133,18 @@ class Prestage:
 
     The two talk over a socket pair, not pipes: a message to a process that has ended must
     be an error, not the SIGPIPE that ends gpufleet (compiler.launch restores it), and a
-    socket can say so (MSG_NOSIGNAL, on Linux)."""
+    socket can say so (MSG_NOSIGNAL: where there is none, there is no prestage)."""
 
     def __init__(self, staging: Path, pid: int, channel: socket.socket, no_signal: int) -> None:
         self.staging = staging
         self._pid: int | None = pid
         self._channel: socket.socket | None = channel
         self._no_signal = no_signal
-        """MSG_NOSIGNAL where there is one (Linux)."""
+        """MSG_NOSIGNAL."""
         self._asked = False
+        self._received = False
+        """What it carried came whole: the process carries no more."""
+        self._verdict: bool | None = None
 
     @classmethod
     def start(cls, out: Path) -> Prestage | None:
@@ -152,35 +158,34 @@ class Prestage:
         # nothing; every compile that writes needs them for its workers anyway
         import socket
 
-        from compiler.parallel import die_with_parent
-
-        staging = beside(out, "staging")
+        no_signal = getattr(socket, "MSG_NOSIGNAL", None)
+        if no_signal is None:
+            return None
+        try:
+            ours, theirs = socket.socketpair()
+        except OSError:  # out of descriptors: no prestage
+            return None
         parent = os.getpid()
         # no signal may reach the child before it has its own handlers (a KeyboardInterrupt
         # there would unwind the parent's stack in the child)
-        stopping = {signal.SIGINT, signal.SIGTERM}
-        signal.pthread_sigmask(signal.SIG_BLOCK, stopping)
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPPING)
         try:
-            ours, theirs = socket.socketpair()
-            try:
-                pid = os.fork()
-            except OSError:
-                ours.close()
-                theirs.close()
-                raise
-            if pid == 0:  # nothing of the parent's may run here: all of it is in the call
-
-                def guard() -> None:
-                    ours.close()
-                    die_with_parent(parent, signal.SIGTERM)
-
-                _carry_in_child(out, staging, theirs, guard, stopping)
-        except OSError:  # out of descriptors or processes: no prestage
+            pid = os.fork()
+        except OSError:  # out of processes: no prestage
+            ours.close()
+            theirs.close()
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
             return None
-        finally:
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, stopping)
+        if pid == 0:  # nothing of the parent's may run here: all of it is in the call
+            _carry_in_child(out, staging=beside(out, "staging"), channel=theirs, parent=parent)
         theirs.close()
-        return cls(staging, pid, ours, getattr(socket, "MSG_NOSIGNAL", 0))
+        prestage = cls(beside(out, "staging"), pid, ours, no_signal)
+        try:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)  # a signal held back arrives here
+        except BaseException:
+            prestage.discard()
+            raise
+        return prestage
 
     def staged(self) -> Staged | None:
         """Wait until the process has carried out/ over, and have it check from now on that
@@ -192,6 +197,7 @@ class Prestage:
         try:
             length = int.from_bytes(_receive(self._channel, _LENGTH), "big")
             staged = pickle.loads(_receive(self._channel, length))
+            self._received = True
             self._order(_VERIFY)
         except Exception:  # nothing, or cut short: the process failed
             return None
@@ -199,12 +205,12 @@ class Prestage:
 
     def still_carried(self) -> bool:
         """Whether out/ was as carried when staged() returned (waits for the process's walk)."""
-        if self._channel is None or not self._asked:
-            return False
-        try:
-            return self._channel.recv(1) == b"1"
-        except OSError:
-            return False
+        if self._verdict is None:
+            self._verdict = False
+            if self._channel is not None and self._received:
+                with suppress(OSError):
+                    self._verdict = self._channel.recv(1) == b"1"
+        return self._verdict
 
     def dispose(self, tree: Path) -> None:
         """Remove a tree the write is done with (writer.write_tree's `dispose`): the process
@@ -220,11 +226,12 @@ class Prestage:
         """End the process (stopped if it is still carrying, else once it has removed the
         staging directory) and remove whatever is left there."""
         if self._pid is not None:
-            if not self._asked:  # never asked for: stop it
+            if not self._received:  # still carrying, or never asked: stop it
                 with suppress(ProcessLookupError):
                     os.kill(self._pid, signal.SIGKILL)
             self._let_go()
-            os.waitpid(self._pid, 0)
+            with suppress(ChildProcessError):  # reaped already (SIGCHLD ignored)
+                os.waitpid(self._pid, 0)
             self._pid = None
         with suppress(OSError):
             remove(self.staging)
@@ -273,38 +280,38 @@ def _end(signal_number: int, frame: object) -> NoReturn:
     raise SystemExit(1)
 
 
-def _carry_in_child(
-    out: Path,
-    staging: Path,
-    channel: socket.socket,
-    guard: Callable[[], None],
-    blocked: set[signal.Signals],
-) -> NoReturn:
-    """The forked process, with the `blocked` signals blocked: take its own signal handlers,
-    `guard` it (drop the parent's end of the channel, end with the parent), carry `out`
-    over, send the result down `channel`, answer VERIFY orders, and on END (or when the
-    channel closes) remove the staging directory. It removes it too when anything fails,
-    before ending, so a parent that sees the channel close may stage there from nothing. It
-    ends here, with no clean-up of the parent's (atexit handlers, buffered output) run
-    twice."""
-    code = 1
+def _carry_in_child(out: Path, staging: Path, channel: socket.socket, parent: int) -> NoReturn:
+    """The forked process, SIGINT and SIGTERM held back: take its own signal handlers, end
+    with its `parent` (SIGTERM), carry `out` over, send the result down `channel`, answer
+    VERIFY orders, and on END (or when the channel closes) remove the staging directory.
+
+    When anything else ends it, it removes the staging directory only where the parent
+    cannot be using it: before the result was sent, or once the parent is gone. (The parent
+    sees the channel close only once this process has ended, so it never stages from nothing
+    while this one still removes.) It ends here, with no clean-up of the parent's (atexit
+    handlers, buffered output) run twice."""
+    sent = False
     try:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent's to handle
         signal.signal(signal.SIGPIPE, signal.SIG_IGN)  # an error, if the parent is gone
         signal.signal(signal.SIGTERM, _end)
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, blocked)
-        guard()
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPPING)
+        from compiler.parallel import die_with_parent
+
+        die_with_parent(parent, signal.SIGTERM)
         remove(staging)  # what a killed run left
         before = snapshot(out)
         data = pickle.dumps(carry_over(out, staging), protocol=5)
+        sent = True
         channel.sendall(len(data).to_bytes(_LENGTH, "big") + data)
         while channel.recv(1) == _VERIFY:
             channel.sendall(b"1" if snapshot(out) == before else b"0")
-        code = 0
+        sent = False  # END: the parent is done with it
     except BaseException:  # any failure is no prestage: the parent stages from nothing
         pass
     finally:
         try:
-            remove(staging)
+            if not sent or os.getppid() != parent:
+                remove(staging)
         finally:
-            os._exit(code)
+            os._exit(0)
