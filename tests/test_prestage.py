@@ -59,15 +59,19 @@ def state(root: Path) -> dict[str, object]:
     return found
 
 
+Meanwhile = Callable[[Path], None] | None
+"""What happens to out/ after it was carried (None: nothing)."""
+
+
 class CarriedHere:
     """A prestage in this process (the writer's Carried): out/ carried at once, and checked
     again when the write asks; `meanwhile` changes out/ after it was carried."""
 
-    def __init__(self, out: Path, max_digested: int, meanwhile: object = None) -> None:
+    def __init__(self, out: Path, max_digested: int, meanwhile: Meanwhile) -> None:
         self.out = out
         self.before = snapshot(out)
         self.carried = carry_over(out, beside(out, "staging"), max_digested)
-        if callable(meanwhile):
+        if meanwhile is not None:
             meanwhile(out)
 
     def staged(self) -> Staged | None:
@@ -152,7 +156,7 @@ def chmod_listing(out: Path) -> None:
     (out / OWNED_LIST).chmod(0o600)
 
 
-MEANWHILE = [None, edit_owned, replace_owned, add_note, chmod_listing]
+MEANWHILE: list[Meanwhile] = [None, edit_owned, replace_owned, add_note, chmod_listing]
 """What may happen to out/ after it was carried."""
 
 
@@ -172,7 +176,7 @@ def test_a_prestaged_write_is_a_write(
     user: dict[str, str],
     linked: str | None,
     max_digested: int,
-    meanwhile: object,
+    meanwhile: Meanwhile,
 ) -> None:
     """Also when a file is too large to be digested (4 bytes here), and when out/ changed
     after it was carried: then the write is one over out/ as it is."""
@@ -186,7 +190,7 @@ def test_a_prestaged_write_is_a_write(
     before = {p: inode(staged / p) for p in kept if not (staged / p).is_symlink()}
     untouched = old_files(staged, root / "old")
     carried = CarriedHere(staged, max_digested, meanwhile)
-    if callable(meanwhile):
+    if meanwhile is not None:
         meanwhile(plain)
     expected = outcome(plain, new, None)
     assert outcome(staged, new, carried) == expected
@@ -531,3 +535,20 @@ def test_a_prestage_ended_by_others_leaves_the_staging_to_the_write(tmp_path: Pa
     assert prestage.staging.is_dir()
     prestage.discard()
     assert [p.name for p in tmp_path.iterdir()] == ["out"]
+
+
+def test_a_prestage_whose_channel_closes_removes_what_it_carried(tmp_path: Path) -> None:
+    """A parent that lets go of the channel without a word (it dropped the prestage) is
+    done with the staging directory: the process removes it and ends, as on END."""
+    out = tmp_path / "out"
+    write_tree(out, {f"d{n}/f.yaml": "x\n" for n in range(50)})
+    prestage = Prestage.start(out)
+    assert prestage is not None and prestage.staged() is not None
+    assert prestage.still_carried()
+    pid, channel = prestage._pid, prestage._channel
+    assert pid is not None and channel is not None
+    channel.close()
+    until(lambda: ended(pid))
+    assert [p.name for p in tmp_path.iterdir()] == ["out"]
+    prestage._channel = None
+    prestage.discard()

@@ -176,10 +176,11 @@ class Prestage:
             theirs.close()
             signal.pthread_sigmask(signal.SIG_SETMASK, held)
             return None
+        staging = beside(out, "staging")
         if pid == 0:  # nothing of the parent's may run here: all of it is in the call
-            _carry_in_child(out, staging=beside(out, "staging"), channel=theirs, parent=parent)
+            _carry_in_child(out, staging, (theirs, ours), parent)
         theirs.close()
-        prestage = cls(beside(out, "staging"), pid, ours, no_signal)
+        prestage = cls(staging, pid, ours, no_signal)
         try:
             signal.pthread_sigmask(signal.SIG_SETMASK, held)  # a signal held back arrives here
         except BaseException:
@@ -280,10 +281,13 @@ def _end(signal_number: int, frame: object) -> NoReturn:
     raise SystemExit(1)
 
 
-def _carry_in_child(out: Path, staging: Path, channel: socket.socket, parent: int) -> NoReturn:
+def _carry_in_child(
+    out: Path, staging: Path, ends: tuple[socket.socket, socket.socket], parent: int
+) -> NoReturn:
     """The forked process, SIGINT and SIGTERM held back: take its own signal handlers, end
-    with its `parent` (SIGTERM), carry `out` over, send the result down `channel`, answer
-    VERIFY orders, and on END (or when the channel closes) remove the staging directory.
+    with its `parent` (SIGTERM), close the parent's end of the socket pair (`ends`: its own,
+    the parent's), carry `out` over, send the result down its end, answer VERIFY orders,
+    and on END (or when the channel closes) remove the staging directory.
 
     When anything else ends it, it removes the staging directory only where the parent
     cannot be using it: before the result was sent, or once the parent is gone. (The parent
@@ -299,6 +303,8 @@ def _carry_in_child(out: Path, staging: Path, channel: socket.socket, parent: in
         from compiler.parallel import die_with_parent
 
         die_with_parent(parent, signal.SIGTERM)
+        channel, parents = ends
+        parents.close()
         remove(staging)  # what a killed run left
         before = snapshot(out)
         data = pickle.dumps(carry_over(out, staging), protocol=5)
