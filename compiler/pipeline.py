@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -11,7 +12,7 @@ from compiler.catalog import load_catalog
 from compiler.diagnostics import Diagnostic, fail
 from compiler.emit import assemble_tree, emit_clusters
 from compiler.emit.kueue_quota import overcommitted
-from compiler.ir import ClusterPlan, ResolvedFleet
+from compiler.ir import ClusterPlan, ResolvedFleet, Steering
 from compiler.limits import DEFAULT_EXPLAIN_TIME_LIMIT, DEFAULT_TIME_LIMIT
 from compiler.load import load_policies
 from compiler.model import build_policies
@@ -42,13 +43,14 @@ class Compiled:
 def check_policies(
     policies: Path,
     time_limit: float = DEFAULT_TIME_LIMIT,
-    previous: dict[str, ClusterPlan] | None = None,
+    previous: Mapping[str, Steering] | None = None,
     timings: StageTimings = NO_TIMINGS,
     explain_time_limit: float = DEFAULT_EXPLAIN_TIME_LIMIT,
 ) -> tuple[ResolvedFleet, tuple[ClusterPlan, ...]]:
     """Every stage but emit and write; raises CompileError on the first failing stage.
 
-    `previous` holds the last compile's plans: the solver keeps their MIG layouts where it can.
+    `previous` holds what steers of the last compile's plans: the solver keeps their MIG layouts
+    where it can.
     `time_limit` bounds each cluster's solve; an infeasible cluster's explanation then gets
     `explain_time_limit` of its own.
     """
@@ -92,7 +94,7 @@ def check_kueue_promises(fleet: ResolvedFleet, plans: tuple[ClusterPlan, ...]) -
 def compile_policies(
     policies: Path,
     time_limit: float = DEFAULT_TIME_LIMIT,
-    previous: dict[str, ClusterPlan] | None = None,
+    previous: Mapping[str, Steering] | None = None,
     timings: StageTimings = NO_TIMINGS,
     explain_time_limit: float = DEFAULT_EXPLAIN_TIME_LIMIT,
     reuse: Reuse | None = None,

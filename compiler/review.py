@@ -16,7 +16,13 @@ from compiler.diagnostics import Diagnostic, Span, fail
 from compiler.diagnostics.codes import EXIT_OK
 from compiler.diagnostics.terminal import visible
 from compiler.pipeline import Compiled, compile_policies
-from compiler.report import Previous, build_report, read_previous_plans, render_diff
+from compiler.report import (
+    Previous,
+    build_report,
+    read_previous_plans,
+    read_previous_steering,
+    render_diff,
+)
 from compiler.report.diff import FileChange, read_changes
 from compiler.report.hurt import objects_deleted, render_hurts
 from compiler.report.markdown import hurts, mig_drains
@@ -67,7 +73,7 @@ def compile_as_compile_would(
     compile, diff, report and render all compile through here, so they show the same tree
     (`compile` reuses what the compile cache holds, which gives the same tree faster)."""
     with timings.stage("load"):
-        previous, problems = read_previous_plans(args.out)
+        previous, problems = read_previous_steering(args.out)
     report(problems)
     return compile_policies(
         args.policies, args.solver_time_limit, previous, timings, args.explain_time_limit, reuse

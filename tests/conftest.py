@@ -12,9 +12,9 @@ import pytest
 from hypothesis import settings
 
 from compiler.cli import main
-from compiler.ir import ClusterPlan
+from compiler.ir import Steering
 from compiler.pipeline import Compiled, compile_policies
-from compiler.report.previous import read_previous_plans
+from compiler.report.previous import read_previous_steering
 from tests.fleets import write_tree
 from tests.plan_checker import check_written_plans
 
@@ -32,15 +32,16 @@ settings.register_profile("explore", derandomize=False)
 settings.load_profile(os.environ.get("GPUFLEET_HYPOTHESIS", "suite"))
 
 
-def committed_plans() -> dict[str, ClusterPlan]:
-    """The plans in the committed out/: what compiling the example starts from."""
-    return read_previous_plans(REPO / "out")[0]
+def committed_steering() -> dict[str, Steering]:
+    """What steers of the plans in the committed out/: what compiling the example starts
+    from."""
+    return read_previous_steering(REPO / "out")[0]
 
 
 @pytest.fixture(scope="session")
 def compiled_example() -> Compiled:
     """The example fleet compiled in memory once per session, over the committed plans."""
-    return compile_policies(EXAMPLE, previous=read_previous_plans(REPO / "out")[0])
+    return compile_policies(EXAMPLE, previous=read_previous_steering(REPO / "out")[0])
 
 
 @pytest.fixture(autouse=True)

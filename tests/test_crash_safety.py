@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from compiler.pipeline import compile_policies
-from compiler.report.previous import read_previous_plans
+from compiler.report.previous import read_previous_steering
 from compiler.write import write_tree
 from compiler.write.atomic import exchange
 from tests.conftest import EXAMPLE, REPO
@@ -188,7 +188,7 @@ def test_out_is_recovered_before_anything_reads_it(
     assert snapshot(out) == written
     team = policy_copy / "teams" / "llm-serving.yaml"
     team.write_text(team.read_text().replace("guaranteed: 48", "guaranteed: 32"))
-    kept = compile_policies(policy_copy, previous=read_previous_plans(out)[0]).tree
+    kept = compile_policies(policy_copy, previous=read_previous_steering(out)[0]).tree
     assert kept != compile_policies(policy_copy).tree  # the plan read decides the layout
     interrupt_the_swap(out, kept, scratch)
     code, said, err = run_cli("compile", "--policies", policy_copy, "--out", out)

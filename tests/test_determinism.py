@@ -13,7 +13,7 @@ import pytest
 from compiler.load import loader
 from compiler.pipeline import Compiled, compile_policies
 from compiler.policy_files import PolicyEntry
-from compiler.report.previous import read_previous_plans
+from compiler.report.previous import read_previous_steering
 from tests.conftest import EXAMPLE, REPO
 
 
@@ -71,6 +71,6 @@ def test_policy_file_order_does_not_change_a_byte(
     monkeypatch.setattr(loader, "scan_policy_files", reversed_files)
     files = sorted_files(EXAMPLE)[0]
     assert loader.scan_policy_files(EXAMPLE)[0] == files[::-1] != files
-    reversed_tree = compile_policies(EXAMPLE, previous=read_previous_plans(REPO / "out")[0]).tree
+    reversed_tree = compile_policies(EXAMPLE, previous=read_previous_steering(REPO / "out")[0]).tree
     assert reversed_tree == compiled_example.tree
     assert list(reversed_tree) == list(compiled_example.tree)

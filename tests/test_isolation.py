@@ -16,7 +16,7 @@ from compiler.diagnostics import CompileError
 from compiler.model.priority import MAX_PRIORITY
 from compiler.pipeline import Compiled, compile_policies
 from tests import fleets
-from tests.conftest import EXAMPLE, PolicyWriter, committed_plans
+from tests.conftest import EXAMPLE, PolicyWriter, committed_steering
 
 POOLS = """
     - {name: l40s, nodes: 2, gpu: L40S, gpusPerNode: 4, hostMemory: 512Gi, cpu: 64}
@@ -230,7 +230,7 @@ def wider_grant(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[st
             "clusters: [prod-west]", "clusters: [prod-west]\n      namespace: data-science"
         )
     )
-    return root, compile_policies(root, previous=committed_plans()).tree
+    return root, compile_policies(root, previous=committed_steering()).tree
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -259,7 +259,7 @@ def test_a_teams_own_edits_change_only_its_namespaces(
     text = (root / TEAM_FILE).read_text()
     (root / TEAM_FILE).write_text(text[: text.index("spec:")] + "spec:\n" + uses)
     try:
-        changed = compile_policies(root, previous=committed_plans()).tree
+        changed = compile_policies(root, previous=committed_steering()).tree
     except CompileError as error:
         errors = {d.code for d in error.diagnostics if d.severity.value == "error"}
         # infeasible (GF403: a gang beyond the topology), not whole gangs, or beyond the grant

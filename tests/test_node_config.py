@@ -71,7 +71,7 @@ def _edit(policies: Path, relative: str, old: str, new: str) -> None:
 def test_unrelated_change_keeps_every_node_layout(policy_copy: Path) -> None:
     before = compile_policies(policy_copy)
     _edit(policy_copy, "grants/data-science.yaml", "guaranteed: 16", "guaranteed: 8")
-    after = compile_policies(policy_copy, previous={p.cluster: p for p in before.plans})
+    after = compile_policies(policy_copy, previous={p.cluster: p.steering for p in before.plans})
     assert [p.changed_nodes for p in after.plans] == [(), ()]
     assert node_labels(after, "prod-east") == node_labels(before, "prod-east")
 
@@ -81,7 +81,7 @@ def test_growing_mig_demand_changes_the_fewest_nodes(policy_copy: Path) -> None:
     mig_before = mig_nodes(before)
     _edit(policy_copy, "grants/llm-serving.yaml", "guaranteed: 52", "guaranteed: 68")
     _edit(policy_copy, "teams/llm-serving.yaml", "guaranteed: 48", "guaranteed: 64")
-    after = compile_policies(policy_copy, previous={p.cluster: p for p in before.plans})
+    after = compile_policies(policy_copy, previous={p.cluster: p.steering for p in before.plans})
     mig_after = mig_nodes(after)
     east = next(p for p in after.plans if p.cluster == "prod-east")
     assert mig_before < mig_after  # 68 slices of 3g.40gb need a fifth node; the four stay
@@ -93,7 +93,7 @@ def test_shrinking_mig_demand_drains_nothing(policy_copy: Path) -> None:
     """Fewest changes first: spare MIG nodes stay as they are rather than being drained."""
     before = compile_policies(policy_copy)
     _edit(policy_copy, "teams/llm-serving.yaml", "guaranteed: 48", "guaranteed: 32")
-    after = compile_policies(policy_copy, previous={p.cluster: p for p in before.plans})
+    after = compile_policies(policy_copy, previous={p.cluster: p.steering for p in before.plans})
     assert node_labels(after, "prod-east") == node_labels(before, "prod-east")
     assert [p.changed_nodes for p in after.plans] == [(), ()]
 

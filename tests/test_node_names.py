@@ -348,7 +348,7 @@ def test_a_node_removed_from_a_list_leaves_the_others_configured(
     boundary = next(i for i in range(len(names) - 1) if labels[names[i]] != labels[names[i + 1]])
     kept = names[:boundary] + names[boundary + 1 :]
     after = compile_policies(
-        mig_fleet(write_policies, kept), previous={p.cluster: p for p in before.plans}
+        mig_fleet(write_policies, kept), previous={p.cluster: p.steering for p in before.plans}
     )
     assert labels_by_name(after) == {name: labels[name] for name in kept}
     assert after.plans[0].changed_nodes == ()

@@ -18,7 +18,7 @@ from compiler.load.document import SourceDocument
 from compiler.load.loader import FILES_PER_TASK
 from compiler.parallel import worker_count
 from compiler.pipeline import Compiled, compile_policies
-from compiler.report.previous import read_previous_plans
+from compiler.report.previous import read_previous_steering
 from tests.conftest import EXAMPLE, REPO
 
 
@@ -27,7 +27,7 @@ def test_workers_give_byte_identical_output(
 ) -> None:
     monkeypatch.setenv("GPUFLEET_WORKERS", "2")
     assert worker_count(len(compiled_example.plans)) == 2
-    parallel = compile_policies(EXAMPLE, previous=read_previous_plans(REPO / "out")[0])
+    parallel = compile_policies(EXAMPLE, previous=read_previous_steering(REPO / "out")[0])
     assert parallel.tree == compiled_example.tree
     assert list(parallel.tree) == list(compiled_example.tree)
 

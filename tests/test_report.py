@@ -9,13 +9,13 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from compiler.ir import ClusterPlan, MigConfig, TierCapacity, percent, run_length
+from compiler.ir import ClusterPlan, MigConfig, Steering, TierCapacity, percent, run_length
 from compiler.pipeline import Compiled
 from compiler.report import Previous, build_report, mig_changes, plan_from_json, render_diff
 from compiler.report.compare import plan_changes
 from compiler.report.diff import FileChange, group_of, object_label, summary_line
 from compiler.report.hurt import NOTHING_HURTS
-from compiler.report.previous import read_previous_plans
+from compiler.report.previous import read_previous_plans, read_previous_steering
 
 
 def plan(nodes: dict[str, list[str]], tiers: tuple[TierCapacity, ...] = ()) -> ClusterPlan:
@@ -91,6 +91,36 @@ def test_plans_read_back_as_written(compiled_example: Compiled, tmp_path: Path) 
     (problem,) = problems
     assert problem.code == "GF504" and problem.span is not None
     assert (problem.span.file.endswith("plan/c2.json"), problem.span.line) == (True, 2)
+
+
+def test_a_compile_reads_what_steers_of_each_plan_and_nothing_else(
+    compiled_example: Compiled, tmp_path: Path
+) -> None:
+    (tmp_path / "plan").mkdir()
+    for written in compiled_example.plans:
+        (tmp_path / "plan" / f"{written.cluster}.json").write_text(written.to_json())
+    plans, _ = read_previous_plans(tmp_path)
+    steering, problems = read_previous_steering(tmp_path)
+    assert not problems
+    assert steering == {name: plan.steering for name, plan in plans.items()}
+    assert any(written.node_names for written in compiled_example.plans)
+    for written in compiled_example.plans:
+        for pool, names in written.node_names.items():
+            assert [steering[written.cluster].label_of(pool, 0, name) for name in names] == (
+                written.labels(pool)
+            )
+    # what a compile does not read cannot stop it: a plan whose report parts no longer parse
+    (tmp_path / "plan" / "c9.json").write_text(
+        '{"cluster": "c9", "nodeConfigs": {"p": [["all-disabled", 2]]}, "tiers": 7}'
+    )
+    assert read_previous_steering(tmp_path)[0]["c9"] == Steering(
+        "c9", {"p": [("all-disabled", 2)]}, {}
+    )
+    assert read_previous_plans(tmp_path)[1][0].code == "GF504"
+    # and a plan without what steers is refused alike
+    (tmp_path / "plan" / "c9.json").write_text('{"cluster": "c9", "tiers": {}}')
+    (problem,) = read_previous_steering(tmp_path)[1]
+    assert problem.code == "GF504" and "c9.json" in problem.message
 
 
 def test_changes_read_as_sentences_a_reviewer_can_check() -> None:

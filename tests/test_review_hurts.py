@@ -20,7 +20,7 @@ import yaml
 from compiler.pipeline import Compiled, compile_policies
 from compiler.report.diff import FileChange
 from compiler.report.hurt import NOTHING_HURTS, SHOWN, Harm, Hurt, objects_deleted
-from compiler.report.previous import read_previous_plans
+from compiler.report.previous import read_previous_steering
 from compiler.report.renames import detect_renames
 from tests.mermaid_xychart import mermaid_blocks, parse_xychart
 from tests.test_cli import Run
@@ -266,13 +266,13 @@ def test_a_missing_out_is_all_new_and_hurts_nothing(
 
 
 def test_capacity_is_charted_before_and_after_and_tabled(repo: Path, run_cli: Run) -> None:
-    old = compile_policies(repo / "policies", previous=read_previous_plans(repo / "out")[0])
+    old = compile_policies(repo / "policies", previous=read_previous_steering(repo / "out")[0])
     edit(
         repo / "policies" / "grants" / "ml-research.yaml",
         "guaranteed: 64, limit: 96",
         "guaranteed: 40, limit: 80",
     )
-    new = compile_policies(repo / "policies", previous=read_previous_plans(repo / "out")[0])
+    new = compile_policies(repo / "policies", previous=read_previous_steering(repo / "out")[0])
     code, report, err = run_cli("report", "--previous", "out")
     assert code == 0, err
     blocks = mermaid_blocks(report)

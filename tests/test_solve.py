@@ -8,7 +8,7 @@ import pytest
 
 from compiler.catalog import load_catalog
 from compiler.diagnostics import CompileError, Diagnostic
-from compiler.ir import ClusterPlan, DeviceKey, GuaranteeKey
+from compiler.ir import ClusterPlan, DeviceKey, GuaranteeKey, Steering
 from compiler.load import load_policies
 from compiler.model import build_policies
 from compiler.resolve import resolve
@@ -254,7 +254,7 @@ def test_a_tainted_node_is_not_kept_partitioned_for_nobody(write_policies: Polic
         }
     )
     fleet = resolve(build_policies(load_policies(root)), load_catalog())
-    partitioned = ClusterPlan.from_json(
+    partitioned = Steering.from_json(
         '{"cluster": "c1", "nodeConfigs": {"h100": [["all-2x3g.40gb", 2]]}}'
     )
     (plan,) = solve_fleet(fleet, previous={"c1": partitioned})

@@ -19,7 +19,7 @@ from compiler.load import load_policies
 from compiler.load.budget import MAX_DEPTH, MAX_NODES_PER_FILE, check_budget
 from compiler.load.loader import MAX_FILE_BYTES, parse_documents
 from compiler.pipeline import Compiled, check_policies, compile_policies
-from tests.conftest import committed_plans
+from tests.conftest import committed_steering
 
 
 class Hung(Exception):
@@ -356,7 +356,9 @@ def test_merge_keys_compile_to_the_same_output(
         + "       nodeNames: [sjc2-r14-l40s-01, sjc2-r14-l40s-02, sjc2-r14-l40s-03,\n"
         + "                   sjc2-r15-l40s-01, sjc2-r15-l40s-02, sjc2-r15-l40s-04]}\n"
     )
-    assert compile_policies(policy_copy, previous=committed_plans()).tree == compiled_example.tree
+    assert (
+        compile_policies(policy_copy, previous=committed_steering()).tree == compiled_example.tree
+    )
 
 
 @pytest.mark.parametrize(

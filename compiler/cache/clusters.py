@@ -7,10 +7,10 @@ previous plan (the solver keeps its MIG layouts), the solver's time limits and t
 itself. The entry's key is a fingerprint of exactly those (compiler.cache.fingerprint), so a
 one-team edit re-solves and re-emits the clusters that team is in and reuses the rest.
 
-Of the previous plan, the key holds what steers the solver (`ClusterPlan.steering`: the node
-labels). A compile that starts from plan X and solves plan P stores P under the key with X;
-when P's labels differ from X's it stores P under the key with P as well, because the next
-compile reads P back as its previous plan and compiling from the written plan gives that plan
+Of the previous plan, the key holds what steers the solver (`Steering`: the node labels). A
+compile that starts from plan X and solves plan P stores P under the key with X; when P's
+labels differ from X's it stores P under the key with P as well, because the next compile
+reads P back as its previous plan and compiling from the written plan gives that plan
 again (the solver's last objective is canonical: `compiler.solve.solver._canonical`). Without
 that second entry, every cluster would miss once after each compile that changed its plan.
 
@@ -35,7 +35,7 @@ from compiler.cache.files import prune_files, put_file, take_file
 from compiler.cache.fingerprint import fingerprint
 from compiler.cache.key import CompileOptions
 from compiler.emit.argocd import SyncedKind
-from compiler.ir import ClusterPlan, ResolvedCluster, ResolvedFleet
+from compiler.ir import ClusterPlan, ResolvedCluster, ResolvedFleet, Steering
 
 ENTRY_FORMAT = "gpufleet-cluster-entry/2"
 """Changes whenever an entry's contents or its key's parts change."""
@@ -68,19 +68,16 @@ class ClusterCache:
     """The fingerprint of each cluster's inputs, taken once per compile (lookup and store
     both need it), with the cluster it is of (so that its id is not reused meanwhile)."""
 
-    def key(
-        self, cluster: ResolvedCluster, fleet: ResolvedFleet, previous: ClusterPlan | None
-    ) -> str:
+    def key(self, cluster: ResolvedCluster, fleet: ResolvedFleet, previous: Steering | None) -> str:
         """The key of `cluster`'s result when compiled over the `previous` plan."""
         known = self._inputs.get(id(cluster))
         if known is None or known[0] is not cluster:
             known = (cluster, fingerprint(cluster, fleet.ladder, fleet.fleet))
             self._inputs[id(cluster)] = known
-        steering = previous.steering() if previous is not None else None
-        return fingerprint(ENTRY_FORMAT, self.code, repr(self.options), known[1], steering)
+        return fingerprint(ENTRY_FORMAT, self.code, repr(self.options), known[1], previous)
 
     def lookup(
-        self, fleet: ResolvedFleet, previous: Mapping[str, ClusterPlan]
+        self, fleet: ResolvedFleet, previous: Mapping[str, Steering]
     ) -> dict[str, ClusterResult]:
         """The results of the clusters whose key has an entry, by cluster name."""
         found: dict[str, ClusterResult] = {}
@@ -93,7 +90,7 @@ class ClusterCache:
     def store(
         self,
         fleet: ResolvedFleet,
-        previous: Mapping[str, ClusterPlan],
+        previous: Mapping[str, Steering],
         results: Mapping[str, ClusterResult],
     ) -> None:
         """Keep the results of freshly compiled clusters (see the module's docstring for the
@@ -107,8 +104,8 @@ class ClusterCache:
             unchanged = replace(result, plan=replace(result.plan, changed_nodes=()))
             packed = zlib.compress(pickle.dumps(unchanged, protocol=5), 1)
             self._write(self.key(cluster, fleet, before), result.plan.changed_nodes, packed)
-            if before is None or before.steering() != result.plan.steering():
-                self._write(self.key(cluster, fleet, result.plan), (), packed)
+            if before != result.plan.steering:
+                self._write(self.key(cluster, fleet, result.plan.steering), (), packed)
         prune_files(self.directory, max(MIN_ENTRIES, 4 * len(fleet.clusters)))
 
     def _read(self, key: str) -> ClusterResult | None:

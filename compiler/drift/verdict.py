@@ -28,7 +28,7 @@ def verdict(
     """Solve the live cluster (preferring the committed plan); a solver timeout (GF002) is
     raised as from any solve."""
     try:
-        return Verdict(solve_cluster(live, time_limit, plan, explain_time_limit))
+        return Verdict(solve_cluster(live, time_limit, plan.steering, explain_time_limit))
     except CompileError as error:
         if not all(d.code in EXPLAINED for d in error.diagnostics):
             raise

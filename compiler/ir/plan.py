@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, TypeVar
@@ -121,37 +122,17 @@ class ClusterPlan:
 
     def labels(self, pool: str) -> list[str]:
         """The mig.config label of every node of `pool`, in index order."""
-        return list(self._labels.get(pool, ()))
+        return self.steering.labels(pool)
 
     def label_of(self, pool: str, index: int, name: str | None) -> str:
-        """The label this plan gave the node that is now node `index` of `pool`, named `name`:
-        found by name where this plan lists the pool's names (by index where it does not, or
-        where the name is not known now); `all-disabled` for a node this plan did not have."""
-        labels = self._labels.get(pool, ())
-        positions = self._positions.get(pool)
-        if positions is not None and name is not None:
-            position = positions.get(name)
-            return labels[position] if position is not None else ALL_DISABLED
-        return labels[index] if index < len(labels) else ALL_DISABLED
-
-    def steering(self) -> tuple[dict[str, Runs], dict[str, tuple[str, ...]]]:
-        """What of this plan steers the next compile's solve: its node labels and the names
-        they are found by (the solver reads a previous plan only through label_of, which reads
-        only these). The compile cache keys a cluster's result on it."""
-        return self.node_configs, self.node_names
+        """The label this plan gave the node that is now node `index` of `pool`, named `name`
+        (Steering.label_of)."""
+        return self.steering.label_of(pool, index, name)
 
     @cached_property
-    def _labels(self) -> dict[str, tuple[str, ...]]:
-        return {
-            pool: tuple(label for label, count in runs for _ in range(count))
-            for pool, runs in self.node_configs.items()
-        }
-
-    @cached_property
-    def _positions(self) -> dict[str, dict[str, int]]:
-        return {
-            pool: {n: i for i, n in enumerate(names)} for pool, names in self.node_names.items()
-        }
+    def steering(self) -> Steering:
+        """What of this plan steers the next compile's solve."""
+        return Steering(self.cluster, self.node_configs, self.node_names)
 
     def to_json(self) -> str:
         """The plan as stable, sorted, indented JSON."""
@@ -190,22 +171,14 @@ class ClusterPlan:
     def from_json(text: str) -> ClusterPlan:
         """Read a plan written by to_json (ValueError when it is not one). Fields this version
         does not know are ignored, so a plan written by a newer gpufleet still reads."""
-        document = json.loads(text)
-        if not isinstance(document, dict) or not isinstance(document.get("cluster"), str):
-            raise ValueError("not a gpufleet plan (no cluster name)")
-        try:
-            return ClusterPlan._from_document(document)
-        except (KeyError, TypeError, AttributeError, ValueError) as error:
-            raise ValueError(f"not a gpufleet plan ({type(error).__name__}: {error})") from None
+        return _from_plan_json(text, ClusterPlan._from_document)
 
     @staticmethod
     def _from_document(document: dict[str, Any]) -> ClusterPlan:
+        steering = Steering._from_document(document)
         return ClusterPlan(
-            cluster=str(document["cluster"]),
-            node_configs={
-                str(p): [(str(label), int(n)) for label, n in runs]
-                for p, runs in document["nodeConfigs"].items()
-            },
+            cluster=steering.cluster,
+            node_configs=steering.node_configs,
             mig_configs={
                 str(label): MigConfig(str(label), tuple(str(g) for g in gpus))
                 for label, gpus in document.get("migConfigs", {}).items()
@@ -235,11 +208,80 @@ class ClusterPlan:
                 GuaranteeKey.parse(str(k)): int(v)
                 for k, v in sorted(document.get("limits", {}).items())
             },
+            node_names=steering.node_names,
+        )
+
+
+@dataclass(frozen=True)
+class Steering:
+    """What of a cluster's plan steers the next compile's solve: the mig.config label of every
+    node (`node_configs`, as in ClusterPlan) and, for the pools that list their node names, the
+    names the labels are found by (`node_names`). The solver reads nothing else of a previous
+    plan, the compile cache keys a cluster's result on it, and `compile` reads only this of
+    out/plan/ (the rest of a plan is for reports)."""
+
+    cluster: str
+    node_configs: dict[str, Runs]
+    node_names: dict[str, tuple[str, ...]]
+
+    @staticmethod
+    def from_json(text: str) -> Steering:
+        """Read what steers of a plan written by ClusterPlan.to_json (ValueError when it is no
+        plan)."""
+        return _from_plan_json(text, Steering._from_document)
+
+    @staticmethod
+    def _from_document(document: dict[str, Any]) -> Steering:
+        return Steering(
+            cluster=str(document["cluster"]),
+            node_configs={
+                str(p): [(str(label), int(n)) for label, n in runs]
+                for p, runs in document["nodeConfigs"].items()
+            },
             node_names={
                 str(pool): tuple(str(n) for n in names)
                 for pool, names in document.get("nodeNames", {}).items()
             },
         )
+
+    def labels(self, pool: str) -> list[str]:
+        """The mig.config label of every node of `pool`, in index order."""
+        return list(self._labels.get(pool, ()))
+
+    def label_of(self, pool: str, index: int, name: str | None) -> str:
+        """The label the plan gave the node that is now node `index` of `pool`, named `name`:
+        found by name where the plan lists the pool's names (by index where it does not, or
+        where the name is not known now); `all-disabled` for a node the plan did not have."""
+        labels = self._labels.get(pool, ())
+        positions = self._positions.get(pool)
+        if positions is not None and name is not None:
+            position = positions.get(name)
+            return labels[position] if position is not None else ALL_DISABLED
+        return labels[index] if index < len(labels) else ALL_DISABLED
+
+    @cached_property
+    def _labels(self) -> dict[str, tuple[str, ...]]:
+        return {
+            pool: tuple(label for label, count in runs for _ in range(count))
+            for pool, runs in self.node_configs.items()
+        }
+
+    @cached_property
+    def _positions(self) -> dict[str, dict[str, int]]:
+        return {
+            pool: {n: i for i, n in enumerate(names)} for pool, names in self.node_names.items()
+        }
+
+
+def _from_plan_json(text: str, read: Callable[[dict[str, Any]], T]) -> T:
+    """`read` applied to the plan document in `text`; ValueError when it is not one."""
+    document = json.loads(text)
+    if not isinstance(document, dict) or not isinstance(document.get("cluster"), str):
+        raise ValueError("not a gpufleet plan (no cluster name)")
+    try:
+        return read(document)
+    except (KeyError, TypeError, AttributeError, ValueError) as error:
+        raise ValueError(f"not a gpufleet plan ({type(error).__name__}: {error})") from None
 
 
 def _gangs_json(gangs: NodeGangs) -> dict[str, str]:
@@ -284,8 +326,8 @@ def run_length(values: list[T]) -> list[tuple[T, int]]:
 
 
 def previous_label(
-    previous: ClusterPlan | None, pool: str, index: int, name: str | None = None
+    previous: Steering | None, pool: str, index: int, name: str | None = None
 ) -> str:
     """The label node `index` of `pool` (named `name`, where known) had in the previous plan,
-    `all-disabled` when unknown (ClusterPlan.label_of)."""
+    `all-disabled` when unknown (Steering.label_of)."""
     return ALL_DISABLED if previous is None else previous.label_of(pool, index, name)

@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from compiler.ir import ClusterPlan, previous_label
+from compiler.ir import ClusterPlan
 
 
 @dataclass(frozen=True)
@@ -57,7 +57,7 @@ def mig_changes(
         labels = plan.labels(pool)
         names = plan.node_names.get(pool)
         before = [
-            previous_label(previous, pool, index, names[index] if names else None)
+            previous.label_of(pool, index, names[index] if names else None)
             for index in range(len(labels))
         ]
         moved = tuple(

@@ -1,18 +1,23 @@
 """Read the previous plans (out/plan/*.json) back: for plan stability and for reports.
 
-Reading is I/O at the edge: the CLI calls `read_previous_plans` and passes the result into the
-pure stages (the solver, the report).
+Reading is I/O at the edge: the CLI calls `read_previous_plans` (or, where only the solver
+needs them, `read_previous_steering`) and passes the result into the pure stages (the solver,
+the report).
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from compiler.diagnostics import Diagnostic, Span
-from compiler.ir import ClusterPlan
+from compiler.ir import ClusterPlan, Steering
 
 PLAN_DIR = "plan"
+
+Read = TypeVar("Read", ClusterPlan, Steering)
 
 
 def plan_from_json(text: str) -> ClusterPlan:
@@ -22,14 +27,24 @@ def plan_from_json(text: str) -> ClusterPlan:
 
 def read_previous_plans(out: Path) -> tuple[dict[str, ClusterPlan], list[Diagnostic]]:
     """The plans found in `out/plan/`, by cluster, and a warning for each unreadable one."""
-    plans: dict[str, ClusterPlan] = {}
+    return _read_plans(out, plan_from_json)
+
+
+def read_previous_steering(out: Path) -> tuple[dict[str, Steering], list[Diagnostic]]:
+    """What steers the solver of each plan found in `out/plan/` (all a compile reads of them),
+    by cluster, and a warning for each unreadable one."""
+    return _read_plans(out, Steering.from_json)
+
+
+def _read_plans(out: Path, read: Callable[[str], Read]) -> tuple[dict[str, Read], list[Diagnostic]]:
+    plans: dict[str, Read] = {}
     problems: list[Diagnostic] = []
     directory = out / PLAN_DIR
     if not directory.is_dir():
         return plans, problems
     for path in sorted(directory.glob("*.json")):
         try:
-            plan = plan_from_json(path.read_text(encoding="utf-8"))
+            plan = read(path.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError, ValueError) as error:
             where = Span(path.as_posix(), 1, 1)
             if isinstance(error, json.JSONDecodeError):

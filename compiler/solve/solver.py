@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
+from collections.abc import Mapping
 
 from compiler.diagnostics import CompileError, Diagnostic, Problems
 from compiler.ir import (
@@ -18,6 +19,7 @@ from compiler.ir import (
     MigConfig,
     ResolvedCluster,
     ResolvedFleet,
+    Steering,
     previous_label,
     run_length,
 )
@@ -41,7 +43,7 @@ from compiler.solve.witness import placements
 def solve_fleet(
     fleet: ResolvedFleet,
     time_limit: float = DEFAULT_TIME_LIMIT,
-    previous: dict[str, ClusterPlan] | None = None,
+    previous: Mapping[str, Steering] | None = None,
     explain_time_limit: float = DEFAULT_EXPLAIN_TIME_LIMIT,
 ) -> list[ClusterPlan]:
     """A plan per cluster, or CompileError naming every cluster whose guarantees conflict."""
@@ -66,7 +68,7 @@ class Infeasible(Exception):
 def solve_cluster(
     cluster: ResolvedCluster,
     time_limit: float,
-    previous: ClusterPlan | None = None,
+    previous: Steering | None = None,
     explain_time_limit: float = DEFAULT_EXPLAIN_TIME_LIMIT,
 ) -> ClusterPlan:
     """The preferred plan of one cluster that serves every guarantee; when there is none,
@@ -80,7 +82,7 @@ def solve_cluster(
 
 
 def _solve_cluster(
-    cluster: ResolvedCluster, deadline: Deadline, previous: ClusterPlan | None
+    cluster: ResolvedCluster, deadline: Deadline, previous: Steering | None
 ) -> ClusterPlan:
     # no group holds gangs this big: nothing else to explain
     Problems(oversized_gangs(cluster)).raise_if_errors()
@@ -152,7 +154,7 @@ def _optimise(
     return solver
 
 
-def _changes(built: ClusterModel, previous: ClusterPlan | None) -> cp_model.LinearExprT:
+def _changes(built: ClusterModel, previous: Steering | None) -> cp_model.LinearExprT:
     """Nodes whose configuration label differs from the previous plan's."""
     terms: list[cp_model.LinearExprT] = []
     for group in built.groups:
@@ -175,7 +177,7 @@ def _changes(built: ClusterModel, previous: ClusterPlan | None) -> cp_model.Line
 
 
 def extract_plan(
-    built: ClusterModel, solver: cp_model.CpSolver, previous: ClusterPlan | None
+    built: ClusterModel, solver: cp_model.CpSolver, previous: Steering | None
 ) -> ClusterPlan:
     """Turn a solved model into a plan: labels per node, assignments, capacity per tier."""
     cluster = built.cluster
@@ -228,7 +230,7 @@ def extract_plan(
 
 
 def _assign_nodes(
-    nodes: dict[int, str], counts: dict[str, int], pool: str, previous: ClusterPlan | None
+    nodes: dict[int, str], counts: dict[str, int], pool: str, previous: Steering | None
 ) -> dict[int, str]:
     """Give nodes (index -> name) their labels, keeping each node's previous label where the
     counts allow."""

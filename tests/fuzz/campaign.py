@@ -25,7 +25,7 @@ from pathlib import Path
 
 from compiler.limits import DEFAULT_TIME_LIMIT
 from compiler.pipeline import compile_policies
-from compiler.report import read_previous_plans
+from compiler.report import read_previous_steering
 from compiler.write.lock import lock_path
 from tests.fuzz import runner
 from tests.fuzz.harness import Outcome, Verdict, judge, snapshot
@@ -94,7 +94,7 @@ def command(config: Config) -> Callable[[], int] | Sequence[str]:
 
 def _expected(previous_out: Path, target: Path) -> int:
     """Write the tree the pipeline computes for ./policies over `previous_out`'s plans."""
-    previous, _ = read_previous_plans(previous_out)
+    previous, _ = read_previous_steering(previous_out)
     compiled = compile_policies(Path("policies"), DEFAULT_TIME_LIMIT, previous)
     target.write_text(json.dumps(compiled.tree), encoding="utf-8")
     return 0
