@@ -65,10 +65,14 @@ def resolve_policies(
     policies: Path, timings: StageTimings = NO_TIMINGS, reuse: Reuse | None = None
 ) -> ResolvedFleet:
     """Load, model and resolve the policies (what needs no solving: ownership, migration);
-    with `reuse`, files parsed by an earlier compile are not parsed again."""
+    with `reuse`, the files are those its key was taken of, and files parsed by an earlier
+    compile are not parsed again."""
     warnings: list[Diagnostic] = []
     with timings.stage("load"):
-        documents = load_policies(policies, warnings, reuse.parsed if reuse else None)
+        if reuse is None:
+            documents = load_policies(policies, warnings)
+        else:
+            documents = load_policies(policies, warnings, reuse.parsed, reuse.files)
         if reuse is not None:
             reuse.parsed.prune(len({document.origin for document in documents}))
     with timings.stage("model"):

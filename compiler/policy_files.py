@@ -4,11 +4,16 @@ cache hashes them and CODEOWNERS routes them (a leaf, so that hashing them loads
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+
+from compiler.file_bytes import read_at_most
 
 POLICY_SUFFIXES = (".yaml", ".yml")
 """What a policy file's name ends with; anything else below the policy directory is not read."""
+
+MAX_FILE_BYTES = 512 * 1024
+"""Policy files are a few kilobytes; a larger one is refused (GF120) without reading past this."""
 
 
 @dataclass(frozen=True)
@@ -45,6 +50,39 @@ def scan_policy_files(root: Path) -> tuple[list[PolicyEntry], list[PolicyEntry]]
                 elif not entry.is_dir():
                     others.append(found)
     return sorted(files, key=_relative), sorted(others, key=_relative)
+
+
+@dataclass
+class PolicySnapshot:
+    """The policy directory read once, for a compile with the compile cache: the compile key
+    is taken of these bytes and the loader parses these bytes, so the record of a compile
+    says what it compiled however the files change meanwhile (the next compile sees the
+    change), and no file is read twice."""
+
+    files: list[PolicyEntry]
+    """The policy files (scan_policy_files)."""
+    others: list[PolicyEntry]
+    """The policy-named entries that are no regular file."""
+    contents: dict[str, bytes] = field(repr=False)
+    """Each file's first MAX_FILE_BYTES + 1 bytes (all of them, for a file the loader takes),
+    by relative path; empty once the loader has taken them."""
+    taken: bool = False
+
+    def take(self) -> dict[str, bytes]:
+        """The files' bytes, handed over once (to the loader, which drops them when it is done:
+        fleet XL's are 68 MB); RuntimeError the second time."""
+        if self.taken:
+            raise RuntimeError("the policy files' bytes were taken already")
+        contents, self.contents, self.taken = self.contents, {}, True
+        return contents
+
+
+def read_policy_files(root: Path) -> PolicySnapshot:
+    """The policy files below `root` and their bytes (OSError when one cannot be read: the
+    loader then reads them itself and says which)."""
+    files, others = scan_policy_files(root)
+    contents = {entry.relative: read_at_most(entry.path, MAX_FILE_BYTES + 1) for entry in files}
+    return PolicySnapshot(files, others, contents)
 
 
 def policy_files(root: Path) -> list[Path]:

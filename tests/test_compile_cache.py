@@ -22,6 +22,8 @@ from compiler.diagnostics import Diagnostic
 from compiler.load.document import SourceDocument
 from compiler.load.loader import FILES_PER_TASK, load_policies
 from compiler.pipeline import Compiled
+from compiler.policy_files import MAX_FILE_BYTES, read_policy_files
+from tests.conftest import EXAMPLE
 
 Cli = Callable[..., tuple[int, str, str]]
 OPTIONS = CompileOptions(10.0, 5.0, validate=False)
@@ -161,20 +163,54 @@ def test_a_record_that_cannot_be_renamed_leaves_nothing(
     assert list(tmp_path.iterdir()) == []
 
 
-def test_inputs_edited_during_the_compile_are_not_recorded(
-    run_cli: Cli, cache: Path, monkeypatch: pytest.MonkeyPatch
+def test_a_compile_compiles_the_bytes_its_key_was_taken_of(
+    run_cli: Cli, cache: Path, compiles: list[int], monkeypatch: pytest.MonkeyPatch
 ):
+    """A policy file edited after the key was taken (before anything was loaded): the compile
+    compiles the bytes the key covers, not the edit, so its record is true; the edit is seen
+    by the next compile, and putting the file back is answered from the record."""
     real = compiler.commands.compile_as_compile_would
     policy = next((Path.cwd() / "policies").rglob("*.yaml"))
+    original = policy.read_bytes()
 
     def edited_meanwhile(*args: object, **kwargs: object) -> Compiled:
-        compiled = real(*args, **kwargs)  # type: ignore[arg-type]
-        policy.write_text(policy.read_text(encoding="utf-8") + "# edited\n", encoding="utf-8")
-        return compiled
+        policy.write_text("this: [is not a policy\n", encoding="utf-8")
+        return real(*args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(compiler.commands, "compile_as_compile_would", edited_meanwhile)
-    assert run_cli("compile", "--check")[0] == 0
-    assert _records(cache) == []
+    assert run_cli("compile", "--check")[0] == 0  # the file as the key saw it
+    assert len(_records(cache)) == 1
+    monkeypatch.setattr(compiler.commands, "compile_as_compile_would", real)
+    code, _, errors = run_cli("compile", "--check")
+    assert code == 2 and "GF1" in errors, "the edit was answered from the record"
+    policy.write_bytes(original)
+    monkeypatch.setattr(compiler.commands, "compile_as_compile_would", _failing)
+    assert run_cli("compile", "--check")[0] == 0  # from the record: nothing compiled
+
+
+def _failing(*args: object, **kwargs: object) -> Compiled:
+    raise AssertionError("compiled where the record answers")
+
+
+def test_the_loader_reads_nothing_the_snapshot_holds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    policies, out = EXAMPLE, tmp_path / "out"
+    expected = load_policies(policies)
+    snapshot = read_policy_files(policies)
+    key = compile_key(policies, snapshot, out, OPTIONS, "code")
+
+    def refuse(*args: object, **kwargs: object) -> bytes:
+        raise AssertionError("a policy file was read again")
+
+    monkeypatch.setattr("compiler.load.loader.read_at_most", refuse)
+    monkeypatch.setattr("compiler.load.loader.scan_policy_files", refuse)
+    assert load_policies(policies, snapshot=snapshot) == expected
+    assert snapshot.contents == {}  # dropped once loaded
+    with pytest.raises(RuntimeError):
+        load_policies(policies, snapshot=snapshot)
+    monkeypatch.undo()
+    assert compile_key(policies, read_policy_files(policies), out, OPTIONS, "code") == key
 
 
 def test_the_key_covers_code_templates_policies_and_options(tmp_path: Path):
@@ -188,7 +224,8 @@ def test_the_key_covers_code_templates_policies_and_options(tmp_path: Path):
     out = tmp_path / "out"
 
     def key(options: CompileOptions = OPTIONS) -> str:
-        return compile_key(policies, out, options, code_digest((code, templates)))
+        files = read_policy_files(policies)
+        return compile_key(policies, files, out, options, code_digest((code, templates)))
 
     before = key()
     assert key() == before  # deterministic
@@ -302,3 +339,15 @@ def test_cache_files_are_readable_by_their_owner_only(tmp_path: Path) -> None:
     assert put_file(tmp_path / "new", "entry", b"newer")
     assert take_file(tmp_path / "new", "entry") == b"newer"
     assert [p.name for p in (tmp_path / "new").iterdir()] == ["entry"]
+
+
+def test_the_key_reads_no_more_of_a_file_than_the_loader(tmp_path: Path) -> None:
+    """A policy file of gigabytes (or a link to one) is refused by the loader unread past
+    MAX_FILE_BYTES; taking the compile key reads no further."""
+    (tmp_path / "huge.yaml").write_bytes(b"#" * (3 * MAX_FILE_BYTES))
+    (tmp_path / "small.yaml").write_bytes(b"kind: Fleet\n")
+    files = read_policy_files(tmp_path)
+    assert {name: len(data) for name, data in files.contents.items()} == {
+        "huge.yaml": MAX_FILE_BYTES + 1,
+        "small.yaml": 12,
+    }

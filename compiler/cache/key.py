@@ -2,8 +2,9 @@
 
 What goes in, and why each part:
 
-- the policy files' paths and bytes (the loader's own rule for which files those are), and
-  any policy-named entry that is no regular file (the loader refuses those: GF109);
+- the policy files' paths and bytes as the compile reads them (compiler.policy_files'
+  PolicySnapshot: the loader's own rule for which files those are, and as many bytes as the
+  loader reads), and any policy-named entry that is no regular file (refused: GF109);
 - the compiler: its version, every file of the `compiler` package and of the templates (an
   edited checkout never matches a record of the code before the edit), the Python version and
   every installed distribution's name and version (ortools, Jinja2, ... shape the output too);
@@ -26,8 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import compiler
-from compiler.file_bytes import read_whole
-from compiler.policy_files import scan_policy_files
+from compiler.policy_files import PolicySnapshot
 from compiler.template_files import templates_dir
 
 KEY_FORMAT = "gpufleet-compile-key/1"
@@ -43,9 +43,11 @@ class CompileOptions:
     validate: bool
 
 
-def compile_key(policies: Path, out: Path, options: CompileOptions, code: str) -> str:
-    """The hex key of compiling `policies` over `out` with `options` by the compiler whose
-    code_digest is `code`."""
+def compile_key(
+    policies: Path, files: PolicySnapshot, out: Path, options: CompileOptions, code: str
+) -> str:
+    """The hex key of compiling `policies`, whose files are `files` (before the loader takes
+    their bytes), over `out` with `options` by the compiler whose code_digest is `code`."""
     digest = hashlib.sha256()
 
     def add(*parts: str | bytes) -> None:
@@ -57,10 +59,10 @@ def compile_key(policies: Path, out: Path, options: CompileOptions, code: str) -
     add(KEY_FORMAT, repr(options), code)
     add(str(policies.resolve()), str(out.resolve()), str(Path.cwd().resolve()))
     add("policies")
-    files, others = scan_policy_files(policies)
-    entries = [(entry, True) for entry in files] + [(entry, False) for entry in others]
-    for entry, regular in sorted(entries, key=lambda found: found[0].relative):
-        add(entry.relative, read_whole(entry.path) if regular else b"\0not a regular file")
+    entries = [(entry.relative, files.contents[entry.relative]) for entry in files.files]
+    entries += [(entry.relative, b"\0not a regular file") for entry in files.others]
+    for relative, data in sorted(entries):
+        add(relative, data)
     return digest.hexdigest()
 
 

@@ -7,13 +7,16 @@ from dataclasses import dataclass
 from compiler.cache.clusters import ClusterCache
 from compiler.cache.parsed import ParsedFileCache
 from compiler.cache.session import CompileCache
+from compiler.policy_files import PolicySnapshot
 
 
 @dataclass(frozen=True)
 class Reuse:
     """The parts of the compile cache a compile reads and adds to (compiler.cache.parsed,
-    compiler.cache.clusters)."""
+    compiler.cache.clusters), and the policy files its key was taken of, which the compile
+    loads instead of reading the files again."""
 
+    files: PolicySnapshot
     parsed: ParsedFileCache
     clusters: ClusterCache
 
@@ -21,6 +24,7 @@ class Reuse:
     def of(cls, cache: CompileCache) -> Reuse:
         """The parts below the compile cache `cache` is the view of."""
         return cls(
+            cache.files,
             ParsedFileCache(cache.directory / "parsed", cache.code),
             ClusterCache(cache.directory / "clusters", cache.options, cache.code),
         )

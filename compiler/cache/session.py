@@ -1,15 +1,16 @@
 """One run's use of the compile cache: look the inputs up before compiling, record the
 result after.
 
-The key is taken before the compile reads anything and again before recording: a policy
-file edited while the compile ran changes it, and such a compile is not recorded (its tree
-may come from either version of the file).
+The key is taken of the policy files as read once, before the compile reads anything else,
+and the compile loads those very bytes (compiler.policy_files.PolicySnapshot, handed to it in
+compiler.cache.reuse): a policy file edited while the compile runs does not change what it
+compiles, so its record holds (the next compile sees the edit, which changes the key).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from compiler.cache.key import CompileOptions, code_digest, compile_key
@@ -23,6 +24,7 @@ from compiler.cache.store import (
     write_record,
 )
 from compiler.diagnostics import Diagnostic, Suppressed
+from compiler.policy_files import PolicySnapshot, read_policy_files
 from compiler.write import with_listing
 
 
@@ -31,11 +33,12 @@ class CompileCache:
     """The cache as one compile of `policies` over `out` with `options` sees it."""
 
     directory: Path
-    policies: Path
     out: Path
     options: CompileOptions
     code: str
     """The code_digest of the compiler that runs."""
+    files: PolicySnapshot = field(compare=False, repr=False)
+    """The policy files the key was taken of, for the compile to load."""
     key: str
 
     @classmethod
@@ -44,10 +47,11 @@ class CompileCache:
         file that cannot be read: the compile then says why)."""
         code = code_digest()
         try:
-            key = compile_key(policies, out, options, code)
+            files = read_policy_files(policies)
         except OSError:
             return None
-        return cls(cache_directory(), policies, out, options, code, key)
+        key = compile_key(policies, files, out, options, code)
+        return cls(cache_directory(), out, options, code, files, key)
 
     def up_to_date(self) -> CompileRecord | None:
         """The record that says out/, as it is now, is what this compile would write (and
@@ -69,15 +73,9 @@ class CompileCache:
         depends: Sequence[Path],
     ) -> bool:
         """Record that out/ now holds exactly `tree` and its listing of owned files (the
-        caller has just written it or found it so, with nothing foreign in out/), with what
-        the compile reported and silenced and the files outside the policies it read; False
-        when it was not recorded (inputs changed meanwhile, no writable cache directory)."""
-        try:
-            unchanged = compile_key(self.policies, self.out, self.options, self.code) == self.key
-        except OSError:
-            return False
-        if not unchanged:
-            return False
+        caller has just written it or found it so, with nothing foreign in out/), compiled
+        from `files`, with what the compile reported and silenced and the files outside the
+        policies it read; False when it was not recorded (no writable cache directory)."""
         written = with_listing(tree)
         digest = files_digest(written, lambda path: written[path].encode("utf-8"))
         files = tuple((str(path.absolute()), file_sha256(path)) for path in depends)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache, partial
 from pathlib import Path as FsPath
@@ -27,12 +27,9 @@ from compiler.load.budget import (
 )
 from compiler.load.document import Path, SourceDocument, pack_position, unpack_position
 from compiler.parallel import map_in_order
-from compiler.policy_files import PolicyEntry, scan_policy_files
+from compiler.policy_files import MAX_FILE_BYTES, PolicyEntry, PolicySnapshot, scan_policy_files
 
 _LIBYAML = getattr(pyyaml, "CSafeLoader", pyyaml.SafeLoader)
-
-MAX_FILE_BYTES = 512 * 1024
-"""Policy files are a few kilobytes; a larger one is refused without reading past this."""
 
 
 def display_path(path: FsPath) -> str:
@@ -88,18 +85,23 @@ class ParsedFiles(Protocol):
 
 
 def load_policies(
-    root: FsPath, warnings: list[Diagnostic] | None = None, parsed: ParsedFiles | None = None
+    root: FsPath,
+    warnings: list[Diagnostic] | None = None,
+    parsed: ParsedFiles | None = None,
+    snapshot: PolicySnapshot | None = None,
 ) -> list[SourceDocument]:
     """Load every policy document below `root`, or raise CompileError with all load errors.
 
     Warnings (a file that holds no document: GF111) go to `warnings`, for the resolve stage
     to report with its own, so that suppressions and --strict treat them alike. With
     `parsed`, a file whose bytes were parsed before is not parsed again (a file that fails
-    is never kept: its errors are found again).
+    is never kept: its errors are found again). With `snapshot` (`root` read before), the
+    files are those it lists and their bytes those it holds: nothing is read again.
     """
     if not root.is_dir():
         raise fail("GF110", f"policy directory {root} does not exist", Span(str(root)))
-    files, others = scan_policy_files(root)
+    files, others = (snapshot.files, snapshot.others) if snapshot else scan_policy_files(root)
+    contents = snapshot.take() if snapshot else None
     unreadable = [
         Diagnostic(
             "GF109",
@@ -116,10 +118,10 @@ def load_policies(
     place = PolicyRoot.of(root)
     results: list[FileResult | None] = [None] * len(files)
     if parsed is not None:
-        results = _read_known(place, parsed, files)
+        results = _read_known(place, parsed, files, contents)
     missing = [index for index, result in enumerate(results) if result is None]
     tasks = load_tasks(missing)
-    read = partial(read_files, place, parsed)
+    read = partial(read_files, place, parsed, contents)
     read_in_tasks = map_in_order(read, [[files[i] for i in task] for task in tasks])
     for task, found in zip(tasks, read_in_tasks, strict=True):
         for index, result in zip(task, found, strict=True):
@@ -137,7 +139,10 @@ def load_policies(
 
 
 def _read_known(
-    place: PolicyRoot, parsed: ParsedFiles, files: list[PolicyEntry]
+    place: PolicyRoot,
+    parsed: ParsedFiles,
+    files: list[PolicyEntry],
+    contents: Mapping[str, bytes] | None,
 ) -> list[FileResult | None]:
     """What each file the cache knows holds, None for the others: read here, where no worker
     has to send the documents back. When the first FILES_PER_TASK files are all unknown, the
@@ -148,7 +153,7 @@ def _read_known(
     for entry in files:
         if len(results) == FILES_PER_TASK and not any(results):
             return results + [None] * (len(files) - len(results))
-        results.append(read_file(place, parsed, entry, parse=False))
+        results.append(read_file(place, parsed, contents, entry, parse=False))
     return results
 
 
@@ -162,19 +167,24 @@ FileResult = tuple[list[SourceDocument], list[Diagnostic]]
 
 
 def read_files(
-    place: PolicyRoot, parsed: ParsedFiles | None, files: list[PolicyEntry]
+    place: PolicyRoot,
+    parsed: ParsedFiles | None,
+    contents: Mapping[str, bytes] | None,
+    files: list[PolicyEntry],
 ) -> list[FileResult | None]:
     """What each of `files` holds (one worker's task; parsed, so never None)."""
-    return [read_file(place, parsed, entry) for entry in files]
+    return [read_file(place, parsed, contents, entry) for entry in files]
 
 
 def read_file(
     place: PolicyRoot,
     parsed: ParsedFiles | None,
+    contents: Mapping[str, bytes] | None,
     entry: PolicyEntry,
     parse: bool = True,
 ) -> FileResult | None:
-    """What one file holds; without `parse`, None when `parsed` does not know its bytes."""
+    """What one file holds (its bytes from `contents` where given, else read now); without
+    `parse`, None when `parsed` does not know its bytes."""
     # only the file itself can be a link (links to directories are not followed): any other
     # file is inside the policy directory, and its names are the directory's plus its own
     real = entry.path.resolve() if entry.link else None
@@ -182,7 +192,8 @@ def read_file(
     try:
         _check_inside(entry.relative, real, place.real, shown)
         origin = f"{place.real.name}/{entry.relative}"
-        found = load_file(entry.path, shown, origin, parsed, parse)
+        raw = None if contents is None else contents[entry.relative]
+        found = load_file(entry.path, shown, origin, parsed, parse, raw)
     except CompileError as error:
         return [], list(error.diagnostics)
     if found is None:
@@ -225,13 +236,20 @@ def _check_inside(relative: str, real: FsPath | None, real_root: FsPath, shown: 
 
 
 def load_file(
-    path: FsPath, shown: str, origin: str, parsed: ParsedFiles | None = None, parse: bool = True
+    path: FsPath,
+    shown: str,
+    origin: str,
+    parsed: ParsedFiles | None = None,
+    parse: bool = True,
+    raw: bytes | None = None,
 ) -> list[SourceDocument] | None:
     """Load one file's documents (parsed only when `parsed` does not have them; without
-    `parse`, None then); empty documents are skipped."""
+    `parse`, None then); empty documents are skipped. `raw` is its bytes if read before (at
+    most MAX_FILE_BYTES + 1 of them)."""
     start = Span(shown, 1, 1)
     try:
-        raw = read_at_most(path, MAX_FILE_BYTES + 1)
+        if raw is None:
+            raw = read_at_most(path, MAX_FILE_BYTES + 1)
         if len(raw) > MAX_FILE_BYTES:
             message = f"file is larger than {MAX_FILE_BYTES} bytes"
             raise fail("GF120", message, start, "split the policy into smaller files")
