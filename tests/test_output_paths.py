@@ -8,9 +8,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from compiler.pipeline import Compiled
 from compiler.write import OWNED_LIST, compare_tree, write_tree
+from compiler.write.writer import directories_of
 from tests.conftest import EXAMPLE
 
 Run = Callable[..., tuple[int, str, str]]
@@ -181,3 +184,25 @@ def test_write_errors_are_diagnostics(run_cli: Run, tmp_path: Path) -> None:
     blocker.write_text("not a directory\n")
     code, _, err = run_cli("compile", "--policies", EXAMPLE, "--out", blocker / "out")
     assert code == 2 and "GF502" in err and "Traceback" not in err
+
+
+@given(
+    st.lists(
+        st.lists(st.sampled_from(["a", "b", "a-b", "a.b", "c"]), min_size=1, max_size=4).map(
+            "/".join
+        ),
+        max_size=12,
+    )
+)
+def test_the_directories_of_a_tree_are_every_prefix_of_its_paths(paths: list[str]) -> None:
+    expected = {
+        "/".join(parts[:end])
+        for parts in (path.split("/") for path in paths)
+        for end in range(1, len(parts))
+    }
+    assert directories_of(paths) == expected
+    # the order _stage makes them in: each after the directory above it
+    made: set[str] = set()
+    for directory in sorted(expected):
+        assert directory.rpartition("/")[0] in made | {""}
+        made.add(directory)

@@ -32,7 +32,7 @@ import errno
 import hashlib
 import os
 import shutil
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -141,7 +141,7 @@ def refuse_symlinks(out: Path, tree: dict[str, str], present: Present) -> None:
     links = present.links
     if not links:
         return
-    written = {OWNED_LIST, *tree} | {parent for path in tree for parent in _parents(path)}
+    written = {OWNED_LIST, *tree} | directories_of(tree)
     linked = sorted(links & written)
     Problems(
         Diagnostic(
@@ -214,7 +214,7 @@ def _compare(
             result.changed.append(path)
     result.removed = sorted((owned & present.files) - set(full))
     result.foreign = sorted(present.files - owned - set(full))
-    parents = {parent for path in full for parent in _parents(path)}
+    parents = directories_of(full)
     result.conflicts = sorted(
         {p for p in result.changed if p not in owned} | {p for p in result.foreign if p in parents}
     )
@@ -282,9 +282,16 @@ class Carried(Protocol):
         """Remove a tree beside out/ the write is done with."""
 
 
-def _parents(path: str) -> list[str]:
-    parts = path.split("/")
-    return ["/".join(parts[:end]) for end in range(1, len(parts))]
+def directories_of(paths: Iterable[str]) -> set[str]:
+    """Every directory that holds one of the files at `paths` (relative to out/), the
+    directories above it included."""
+    found: set[str] = set()
+    for path in paths:
+        directory = path.rpartition("/")[0]
+        while directory and directory not in found:
+            found.add(directory)
+            directory = directory.rpartition("/")[0]
+    return found
 
 
 class OutputConflict(Exception):
@@ -368,6 +375,9 @@ def _carried_changes(
 def _stage(out: Path, staging: Path, tree: dict[str, str], changes: Staleness) -> None:
     """Build the new out/ in `staging`: the tree, and the user's own files carried over."""
     staging.mkdir(parents=True)
+    files = with_listing(tree)
+    for directory in sorted(directories_of(files)):  # a directory sorts before what is in it
+        os.mkdir(staging / directory)
     for path in changes.foreign:  # the user's own files come along untouched
         source, target = out / path, staging / path
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -375,9 +385,6 @@ def _stage(out: Path, staging: Path, tree: dict[str, str], changes: Staleness) -
             target.symlink_to(os.readlink(source))
         else:
             shutil.copy2(source, target)
-    files = with_listing(tree)
-    for directory in sorted({os.path.dirname(path) for path in files} - {""}):
-        os.makedirs(staging / directory, exist_ok=True)
     rewritten = {*changes.added, *changes.changed}
     for path, text in files.items():
         _stage_file(str(out), str(staging), path, text, keep=path not in rewritten)
@@ -393,7 +400,7 @@ def _restage(staging: Path, tree: dict[str, str], changes: Staleness, staged: St
     for path in (*changes.changed, *changes.removed):
         if path in staged.carried:
             os.unlink(f"{root}/{path}")
-            emptied.update(_parents(path))
+            emptied |= directories_of((path,))
     # a directory left empty goes (the writes below make again those they need)
     for directory in sorted(emptied, key=lambda name: name.count("/"), reverse=True):
         try:
