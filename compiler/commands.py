@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from compiler.cache import CompileCache
@@ -19,6 +20,7 @@ from compiler.ir import ResolvedFleet
 from compiler.load.loader import display_path
 from compiler.owners import codeowners_text, ownership, ownership_problems
 from compiler.pipeline import Compiled, check_policies, resolve_policies
+from compiler.policy_files import PolicyEntry
 from compiler.review import (
     REVIEW_COMMANDS,
     compile_as_compile_would,
@@ -94,7 +96,8 @@ def run_command(
     if args.validate:
         with timings.stage("validate"):
             _validate(compiled)
-    ownership_found, codeowners = _ownership(compiled.fleet, args.policies)
+    loaded = reuse.files.files if reuse is not None else None
+    ownership_found, codeowners = _ownership(compiled.fleet, args.policies, loaded)
     # a compile whose CODEOWNERS is wrong is not recorded: the next check must say so again
     recorder = cache if not ownership_found.errors else None
     if args.check:
@@ -204,10 +207,13 @@ def _check_ownership(fleet: ResolvedFleet, policies: Path) -> None:
     _ownership(fleet, policies)[0].raise_if_errors()
 
 
-def _ownership(fleet: ResolvedFleet, policies: Path) -> tuple[Problems, list[Path]]:
-    """What is wrong with CODEOWNERS (GF229) and the files that verdict read: CODEOWNERS, or
-    none when the Fleet declares no owners."""
-    owned = ownership(fleet, policies)
+def _ownership(
+    fleet: ResolvedFleet, policies: Path, files: Sequence[PolicyEntry] | None = None
+) -> tuple[Problems, list[Path]]:
+    """What is wrong with CODEOWNERS (GF229) for the policy files `files` (default: those
+    there now) and the files that verdict read: CODEOWNERS, or none when the Fleet declares
+    no owners."""
+    owned = ownership(fleet, policies, files)
     if owned is None or fleet.fleet is None:
         return Problems(), []
     return Problems(ownership_problems(owned, fleet.fleet)), [owned.file]

@@ -20,7 +20,7 @@ from compiler.diagnostics import Diagnostic, Span, fail
 from compiler.ir import ResolvedFleet
 from compiler.load.loader import display_path
 from compiler.model.fleet import Fleet
-from compiler.policy_files import policy_files
+from compiler.policy_files import PolicyEntry, scan_policy_files
 from compiler.repository import repository_root
 
 
@@ -36,8 +36,11 @@ class Ownership:
     """Every policy file, relative to the repository root -> its owners."""
 
 
-def ownership(fleet: ResolvedFleet, policies: Path) -> Ownership | None:
-    """What CODEOWNERS must say for this fleet (None when the Fleet declares no owners)."""
+def ownership(
+    fleet: ResolvedFleet, policies: Path, files: Sequence[PolicyEntry] | None = None
+) -> Ownership | None:
+    """What CODEOWNERS must say for this fleet (None when the Fleet declares no owners), whose
+    policy files are `files` (the files the compile loaded; by default, those there now)."""
     spec = fleet.fleet.spec if fleet.fleet is not None else None
     if spec is None or not spec.owners:
         return None
@@ -50,10 +53,8 @@ def ownership(fleet: ResolvedFleet, policies: Path) -> Ownership | None:
         for team in fleet.teams
         if team.file is not None
     }
-    expected = {
-        f"{prefix}{path.relative_to(policies).as_posix()}": platform
-        for path in policy_files(policies)
-    } | team_files
+    listed = scan_policy_files(policies)[0] if files is None else files
+    expected = {f"{prefix}{entry.relative}": platform for entry in listed} | team_files
     expected[spec.codeowners] = platform
     block: list[tuple[str, Sequence[str]]] = [(f"/{spec.codeowners}", platform)]
     block.append((f"/{prefix}", platform))

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from compiler.file_bytes import read_at_most
 
@@ -63,12 +64,11 @@ class PolicySnapshot:
     """The policy files (scan_policy_files)."""
     others: list[PolicyEntry]
     """The policy-named entries that are no regular file."""
-    contents: dict[str, bytes] = field(repr=False)
-    """Each file's first MAX_FILE_BYTES + 1 bytes (all of them, for a file the loader takes),
-    by relative path; empty once the loader has taken them."""
+    contents: dict[str, FileRead] = field(repr=False)
+    """Each file as read, by relative path; empty once the loader has taken them."""
     taken: bool = False
 
-    def take(self) -> dict[str, bytes]:
+    def take(self) -> dict[str, FileRead]:
         """The files' bytes, handed over once (to the loader, which drops them when it is done:
         fleet XL's are 68 MB); RuntimeError the second time."""
         if self.taken:
@@ -77,11 +77,31 @@ class PolicySnapshot:
         return contents
 
 
+class FileRead(NamedTuple):
+    """One policy file as read: where it leads if it is a symbolic link, and its first
+    MAX_FILE_BYTES + 1 bytes (all of them, for a file the loader takes)."""
+
+    real: Path | None
+    data: bytes
+    """Empty for a link that leads outside the policy directory: the loader refuses it
+    (GF122), and what lies outside is never read."""
+
+
 def read_policy_files(root: Path) -> PolicySnapshot:
     """The policy files below `root` and their bytes (OSError when one cannot be read: the
-    loader then reads them itself and says which)."""
+    loader then reads them itself and says which). A link is followed once, here: the loader
+    checks where it led when it was read."""
     files, others = scan_policy_files(root)
-    contents = {entry.relative: read_at_most(entry.path, MAX_FILE_BYTES + 1) for entry in files}
+    real_root = root.resolve()
+    contents: dict[str, FileRead] = {}
+    for entry in files:
+        real = entry.path.resolve() if entry.link else None
+        if real is not None and not real.is_relative_to(real_root):
+            contents[entry.relative] = FileRead(real, b"")
+        else:
+            contents[entry.relative] = FileRead(
+                real, read_at_most(real or entry.path, MAX_FILE_BYTES + 1)
+            )
     return PolicySnapshot(files, others, contents)
 
 

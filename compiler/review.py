@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from compiler.cache.reuse import Reuse
 from compiler.diagnostics import Diagnostic, Span, fail
 from compiler.diagnostics.codes import EXIT_OK
 from compiler.diagnostics.terminal import visible
+from compiler.ir import Steering
 from compiler.pipeline import Compiled, compile_policies
 from compiler.report import (
     Previous,
@@ -68,13 +69,16 @@ def compile_as_compile_would(
     report: Reporter,
     timings: StageTimings = NO_TIMINGS,
     reuse: Reuse | None = None,
+    previous: Mapping[str, Steering] | None = None,
 ) -> Compiled:
-    """The tree `gpufleet compile` would write with these arguments (over the plans in --out):
-    compile, diff, report and render all compile through here, so they show the same tree
-    (`compile` reuses what the compile cache holds, which gives the same tree faster)."""
-    with timings.stage("load"):
-        previous, problems = read_previous_steering(args.out)
-    report(problems)
+    """The tree `gpufleet compile` would write with these arguments (over the plans in --out,
+    of which the caller may have read `previous` already): compile, diff, report and render
+    all compile through here, so they show the same tree (`compile` reuses what the compile
+    cache holds, which gives the same tree faster)."""
+    if previous is None:
+        with timings.stage("load"):
+            previous, problems = read_previous_steering(args.out)
+        report(problems)
     return compile_policies(
         args.policies, args.solver_time_limit, previous, timings, args.explain_time_limit, reuse
     )
@@ -90,9 +94,11 @@ def changed_files(out: Path, compiled: Compiled) -> tuple[list[FileChange], Stal
 
 def run_diff(args: argparse.Namespace, report: Reporter) -> int:
     """Print what can hurt, then what a compile would change in out/, by cluster and object."""
-    compiled = compile_as_compile_would(args, report)
+    previous, problems = read_previous_plans(args.out)  # whole: what can hurt compares them
+    report(problems)
+    steering = {cluster: plan.steering for cluster, plan in previous.items()}
+    compiled = compile_as_compile_would(args, report, previous=steering)
     report(compiled.warnings)
-    previous, _ = read_previous_plans(args.out)
     files, changes = changed_files(args.out, compiled)
     report(conflict_diagnostics(args.out, changes.conflicts))
     foreign = changes.foreign

@@ -18,7 +18,7 @@ from compiler.cache.files import prune_files, put_file, take_file
 from compiler.cache.key import code_digest
 from compiler.cache.parsed import ParsedFileCache
 from compiler.cache.store import CompileRecord, read_record, write_record
-from compiler.diagnostics import Diagnostic
+from compiler.diagnostics import CompileError, Diagnostic
 from compiler.load.document import SourceDocument
 from compiler.load.loader import FILES_PER_TASK, load_policies
 from compiler.pipeline import Compiled
@@ -347,7 +347,49 @@ def test_the_key_reads_no_more_of_a_file_than_the_loader(tmp_path: Path) -> None
     (tmp_path / "huge.yaml").write_bytes(b"#" * (3 * MAX_FILE_BYTES))
     (tmp_path / "small.yaml").write_bytes(b"kind: Fleet\n")
     files = read_policy_files(tmp_path)
-    assert {name: len(data) for name, data in files.contents.items()} == {
+    assert {name: len(read.data) for name, read in files.contents.items()} == {
         "huge.yaml": MAX_FILE_BYTES + 1,
         "small.yaml": 12,
     }
+
+
+def test_codeowners_is_checked_against_the_files_the_compile_loaded(
+    run_cli: Cli, cache: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """A policy file CODEOWNERS routes wrongly (GF229), deleted while the compile runs: the
+    check still covers it (the compile loaded it and its record covers it), so nothing is
+    recorded that a later check, the file restored, would answer `ok` from."""
+    tier = Path.cwd() / "policies" / "tiers" / "inference.yaml"
+    codeowners = Path.cwd() / ".github" / "CODEOWNERS"
+    codeowners.write_text(codeowners.read_text() + "/policies/tiers/inference.yaml @rogue\n")
+    real = compiler.commands.compile_as_compile_would
+
+    def deleted_meanwhile(*args: object, **kwargs: object) -> Compiled:
+        compiled = real(*args, **kwargs)  # type: ignore[arg-type]
+        tier.unlink()
+        return compiled
+
+    monkeypatch.setattr(compiler.commands, "compile_as_compile_would", deleted_meanwhile)
+    code, _, errors = run_cli("compile", "--check")
+    assert code != 0 and "GF229" in errors and "inference.yaml" in errors
+    assert _records(cache) == []
+
+
+def test_a_link_is_followed_once_where_its_bytes_are_read(tmp_path: Path) -> None:
+    """A policy file that links outside the policy directory when the key is taken, and
+    inside when the loader looks: the loader judges the link it read (GF122), and what lies
+    outside is never read."""
+    policies, secret = tmp_path / "policies", tmp_path / "secret.yaml"
+    policies.mkdir()
+    secret.write_text("token: SECRET-VALUE\n")
+    (policies / "inside.yaml").write_text("kind: Fleet\n")
+    link = policies / "x.yaml"
+    link.symlink_to(secret)
+    snapshot = read_policy_files(policies)
+    assert snapshot.contents["x.yaml"].data == b""  # not read: it leads outside
+    link.unlink()
+    link.symlink_to(policies / "inside.yaml")
+    with pytest.raises(CompileError) as refused:
+        load_policies(policies, snapshot=snapshot)
+    (diagnostic,) = refused.value.diagnostics
+    assert diagnostic.code == "GF122" and "SECRET" not in str(diagnostic)

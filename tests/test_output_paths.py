@@ -201,8 +201,3 @@ def test_the_directories_of_a_tree_are_every_prefix_of_its_paths(paths: list[str
         for end in range(1, len(parts))
     }
     assert directories_of(paths) == expected
-    # the order _stage makes them in: each after the directory above it
-    made: set[str] = set()
-    for directory in sorted(expected):
-        assert directory.rpartition("/")[0] in made | {""}
-        made.add(directory)

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import dataclasses
+import json
+from collections.abc import Callable
 from pathlib import Path
 
 import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
+from compiler.cache.fingerprint import fingerprint
 from compiler.ir import ClusterPlan, MigConfig, Steering, TierCapacity, percent, run_length
 from compiler.pipeline import Compiled
 from compiler.report import Previous, build_report, mig_changes, plan_from_json, render_diff
@@ -93,9 +96,7 @@ def test_plans_read_back_as_written(compiled_example: Compiled, tmp_path: Path) 
     assert (problem.span.file.endswith("plan/c2.json"), problem.span.line) == (True, 2)
 
 
-def test_a_compile_reads_what_steers_of_each_plan_and_nothing_else(
-    compiled_example: Compiled, tmp_path: Path
-) -> None:
+def test_what_steers_of_each_plan_reads_alone(compiled_example: Compiled, tmp_path: Path) -> None:
     (tmp_path / "plan").mkdir()
     for written in compiled_example.plans:
         (tmp_path / "plan" / f"{written.cluster}.json").write_text(written.to_json())
@@ -109,7 +110,7 @@ def test_a_compile_reads_what_steers_of_each_plan_and_nothing_else(
             assert [steering[written.cluster].label_of(pool, 0, name) for name in names] == (
                 written.labels(pool)
             )
-    # what a compile does not read cannot stop it: a plan whose report parts no longer parse
+    # what is not read cannot stop it: a plan whose report parts no longer parse steers
     (tmp_path / "plan" / "c9.json").write_text(
         '{"cluster": "c9", "nodeConfigs": {"p": [["all-disabled", 2]]}, "tiers": 7}'
     )
@@ -121,6 +122,33 @@ def test_a_compile_reads_what_steers_of_each_plan_and_nothing_else(
     (tmp_path / "plan" / "c9.json").write_text('{"cluster": "c9", "tiers": {}}')
     (problem,) = read_previous_steering(tmp_path)[1]
     assert problem.code == "GF504" and "c9.json" in problem.message
+
+
+def test_a_plan_and_the_plan_read_back_steer_alike_whatever_its_pool_order() -> None:
+    written = ClusterPlan(
+        "c1",
+        {"z-pool": [("all-disabled", 2)], "a-pool": [("all-1g.10gb", 1)]},
+        {},
+        {},
+        (),
+        node_names={"z-pool": ("n2", "n1"), "a-pool": ("n0",)},
+    )
+    read_back = Steering.from_json(written.to_json())
+    assert read_back == written.steering
+    assert fingerprint(read_back) == fingerprint(written.steering)  # one cache key
+
+
+def test_diff_warns_of_a_plan_it_cannot_compare_with(
+    example_repo: Path, run_cli: Callable[..., tuple[int, str, str]]
+) -> None:
+    """A plan whose node labels still read but whose guarantees do not: compile keeps the
+    labels, and diff, which compares the guarantees, says it cannot (GF504)."""
+    plan = example_repo / "out" / "plan" / "prod-east.json"
+    document = json.loads(plan.read_text())
+    document["tiers"] = 7
+    plan.write_text(json.dumps(document))
+    code, _, errors = run_cli("diff")
+    assert code == 0 and errors.count("GF504") == 1 and "prod-east.json" in errors
 
 
 def test_changes_read_as_sentences_a_reviewer_can_check() -> None:

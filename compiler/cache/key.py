@@ -30,7 +30,7 @@ import compiler
 from compiler.policy_files import PolicySnapshot
 from compiler.template_files import templates_dir
 
-KEY_FORMAT = "gpufleet-compile-key/1"
+KEY_FORMAT = "gpufleet-compile-key/2"
 """Changes whenever what a key covers changes, so that old records are never matched."""
 
 
@@ -60,9 +60,10 @@ def compile_key(
     add(str(policies.resolve()), str(out.resolve()), str(Path.cwd().resolve()))
     add("policies")
     entries = [(entry.relative, files.contents[entry.relative]) for entry in files.files]
-    entries += [(entry.relative, b"\0not a regular file") for entry in files.others]
-    for relative, data in sorted(entries):
-        add(relative, data)
+    for relative, read in sorted(entries):
+        add(relative, read.data, "" if read.real is None else f"link to {read.real}")
+    for entry in files.others:
+        add(entry.relative, b"\0not a regular file", "")
     return digest.hexdigest()
 
 

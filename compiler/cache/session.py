@@ -48,9 +48,9 @@ class CompileCache:
         code = code_digest()
         try:
             files = read_policy_files(policies)
+            key = compile_key(policies, files, out, options, code)
         except OSError:
             return None
-        key = compile_key(policies, files, out, options, code)
         return cls(cache_directory(), out, options, code, files, key)
 
     def up_to_date(self) -> CompileRecord | None:
@@ -74,8 +74,9 @@ class CompileCache:
     ) -> bool:
         """Record that out/ now holds exactly `tree` and its listing of owned files (the
         caller has just written it or found it so, with nothing foreign in out/), compiled
-        from `files`, with what the compile reported and silenced and the files outside the
-        policies it read; False when it was not recorded (no writable cache directory)."""
+        from the policy files read at open, with what the compile reported and silenced and
+        the files outside the policies it read; False when it was not recorded (no writable
+        cache directory)."""
         written = with_listing(tree)
         digest = files_digest(written, lambda path: written[path].encode("utf-8"))
         files = tuple((str(path.absolute()), file_sha256(path)) for path in depends)

@@ -132,7 +132,8 @@ class ClusterPlan:
     @cached_property
     def steering(self) -> Steering:
         """What of this plan steers the next compile's solve."""
-        return Steering(self.cluster, self.node_configs, self.node_names)
+        configs, names = sorted(self.node_configs.items()), sorted(self.node_names.items())
+        return Steering(self.cluster, dict(configs), dict(names))
 
     def to_json(self) -> str:
         """The plan as stable, sorted, indented JSON."""
@@ -218,7 +219,8 @@ class Steering:
     node (`node_configs`, as in ClusterPlan) and, for the pools that list their node names, the
     names the labels are found by (`node_names`). The solver reads nothing else of a previous
     plan, the compile cache keys a cluster's result on it, and `compile` reads only this of
-    out/plan/ (the rest of a plan is for reports)."""
+    out/plan/ (the rest of a plan is for reports). Pools are in name order, however the plan
+    had them, so that the steering of a plan and of the plan read back are one key."""
 
     cluster: str
     node_configs: dict[str, Runs]
@@ -236,11 +238,11 @@ class Steering:
             cluster=str(document["cluster"]),
             node_configs={
                 str(p): [(str(label), int(n)) for label, n in runs]
-                for p, runs in document["nodeConfigs"].items()
+                for p, runs in sorted(document["nodeConfigs"].items())
             },
             node_names={
                 str(pool): tuple(str(n) for n in names)
-                for pool, names in document.get("nodeNames", {}).items()
+                for pool, names in sorted(document.get("nodeNames", {}).items())
             },
         )
 

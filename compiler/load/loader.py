@@ -27,7 +27,13 @@ from compiler.load.budget import (
 )
 from compiler.load.document import Path, SourceDocument, pack_position, unpack_position
 from compiler.parallel import map_in_order
-from compiler.policy_files import MAX_FILE_BYTES, PolicyEntry, PolicySnapshot, scan_policy_files
+from compiler.policy_files import (
+    MAX_FILE_BYTES,
+    FileRead,
+    PolicyEntry,
+    PolicySnapshot,
+    scan_policy_files,
+)
 
 _LIBYAML = getattr(pyyaml, "CSafeLoader", pyyaml.SafeLoader)
 
@@ -142,7 +148,7 @@ def _read_known(
     place: PolicyRoot,
     parsed: ParsedFiles,
     files: list[PolicyEntry],
-    contents: Mapping[str, bytes] | None,
+    contents: Mapping[str, FileRead] | None,
 ) -> list[FileResult | None]:
     """What each file the cache knows holds, None for the others: read here, where no worker
     has to send the documents back. When the first FILES_PER_TASK files are all unknown, the
@@ -169,7 +175,7 @@ FileResult = tuple[list[SourceDocument], list[Diagnostic]]
 def read_files(
     place: PolicyRoot,
     parsed: ParsedFiles | None,
-    contents: Mapping[str, bytes] | None,
+    contents: Mapping[str, FileRead] | None,
     files: list[PolicyEntry],
 ) -> list[FileResult | None]:
     """What each of `files` holds (one worker's task; parsed, so never None)."""
@@ -179,21 +185,23 @@ def read_files(
 def read_file(
     place: PolicyRoot,
     parsed: ParsedFiles | None,
-    contents: Mapping[str, bytes] | None,
+    contents: Mapping[str, FileRead] | None,
     entry: PolicyEntry,
     parse: bool = True,
 ) -> FileResult | None:
-    """What one file holds (its bytes from `contents` where given, else read now); without
-    `parse`, None when `parsed` does not know its bytes."""
+    """What one file holds (as `contents` has it where given: read before, links followed
+    then; else read now); without `parse`, None when `parsed` does not know its bytes."""
     # only the file itself can be a link (links to directories are not followed): any other
     # file is inside the policy directory, and its names are the directory's plus its own
-    real = entry.path.resolve() if entry.link else None
+    if contents is not None:
+        real, raw = contents[entry.relative]
+    else:
+        real, raw = (entry.path.resolve() if entry.link else None), None
     shown = place.name(entry, real)
     try:
         _check_inside(entry.relative, real, place.real, shown)
         origin = f"{place.real.name}/{entry.relative}"
-        raw = None if contents is None else contents[entry.relative]
-        found = load_file(entry.path, shown, origin, parsed, parse, raw)
+        found = load_file(real or entry.path, shown, origin, parsed, parse, raw)
     except CompileError as error:
         return [], list(error.diagnostics)
     if found is None:
