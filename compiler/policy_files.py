@@ -69,8 +69,8 @@ class PolicySnapshot:
     taken: bool = False
 
     def take(self) -> dict[str, FileRead]:
-        """The files' bytes, handed over once (to the loader, which drops them when it is done:
-        fleet XL's are 68 MB); RuntimeError the second time."""
+        """The files' bytes, handed over once (to the loader, which drops them when it is done,
+        rather than keep them for the whole compile); RuntimeError the second time."""
         if self.taken:
             raise RuntimeError("the policy files' bytes were taken already")
         contents, self.contents, self.taken = self.contents, {}, True
