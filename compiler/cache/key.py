@@ -59,9 +59,9 @@ def compile_key(
     add(KEY_FORMAT, repr(options), code)
     add(str(policies.resolve()), str(out.resolve()), str(Path.cwd().resolve()))
     add("policies")
-    entries = [(entry.relative, files.contents[entry.relative]) for entry in files.files]
-    for relative, read in sorted(entries):
-        add(relative, read.data, "" if read.real is None else f"link to {read.real}")
+    for entry in files.files:  # in order of their relative paths (scan_policy_files)
+        read = files.contents[entry.relative]
+        add(entry.relative, read.data, "" if read.real is None else f"link to {read.real}")
     for entry in files.others:
         add(entry.relative, b"\0not a regular file", "")
     return digest.hexdigest()
