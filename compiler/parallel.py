@@ -21,9 +21,9 @@ import threading
 import time
 import traceback
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 from compiler.diagnostics import CompileError, fail
 
@@ -100,35 +100,81 @@ def _run(index: int) -> Any:
         raise WorkerError(f"{type(error).__name__}: {error}", traceback.format_exc()) from None
 
 
+class OrderedWork(Generic[Item, Result]):
+    """`function(items[i])` for each index started, spread over `workers` processes when
+    there are more than one, with the results gathered by index.
+
+    The workers are forked at the first start: they inherit everything the parent holds then,
+    `items` included, and are sent only indices, so the parent can go on deciding what else to
+    start while they work. With one worker each start runs in-process, there and then. Use it
+    as a context manager: leaving it stops the workers, finished or not.
+    """
+
+    def __init__(
+        self, function: Callable[[Item], Result], items: Sequence[Item], workers: int
+    ) -> None:
+        self.function = function
+        self.items = items
+        self.workers = workers
+        self._done: dict[int, Result] = {}
+        self._pending: dict[int, Future[Result]] = {}
+        self._pool: ProcessPoolExecutor | None = None
+
+    def __enter__(self) -> OrderedWork[Item, Result]:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        global _TASK
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+            _TASK = None
+
+    def start(self, index: int) -> None:
+        """Compute `function(items[index])`: now in-process, or in a worker."""
+        global _TASK
+        if self.workers <= 1:
+            self._done[index] = self.function(self.items[index])
+            return
+        if self._pool is None:
+            assert _TASK is None, "one OrderedWork with workers at a time"
+            _TASK = (self.function, self.items)
+            self._pool = ProcessPoolExecutor(
+                self.workers,
+                multiprocessing.get_context("fork"),
+                initializer=die_with_parent,
+                initargs=(os.getpid(),),
+            )
+        self._pending[index] = self._pool.submit(_run, index)
+
+    def results(self) -> dict[int, Result]:
+        """Every started index's result, once all are done. A CompileError raised in a worker
+        is raised here as in-process (the first in the indices' order); any other failure is
+        GF001."""
+        try:
+            for index in sorted(self._pending):
+                self._done[index] = self._pending.pop(index).result()
+        except WorkerError as error:
+            if os.environ.get("GPUFLEET_DEBUG"):
+                sys.stderr.write(error.trace)
+            raise _internal(f"internal error in a worker process: {error.message}") from None
+        except BrokenProcessPool as error:
+            cause = f" ({error.__cause__})" if error.__cause__ else ""
+            raise _internal(f"internal error: a worker process died{cause}: {error}") from None
+        return self._done
+
+
 def map_in_order(function: Callable[[Item], Result], items: Sequence[Item]) -> list[Result]:
     """`[function(i) for i in items]`, spread over worker processes when that pays off.
 
     `function` must return picklable results. A CompileError raised in a worker is raised
     here as in-process (the first in the items' order); any other failure is GF001.
     """
-    workers = worker_count(len(items))
-    if workers <= 1:
-        return [function(item) for item in items]
-    global _TASK
-    _TASK = (function, items)
-    pool = ProcessPoolExecutor(
-        workers,
-        multiprocessing.get_context("fork"),
-        initializer=die_with_parent,
-        initargs=(os.getpid(),),
-    )
-    try:
-        return list(pool.map(_run, range(len(items))))
-    except WorkerError as error:
-        if os.environ.get("GPUFLEET_DEBUG"):
-            sys.stderr.write(error.trace)
-        raise _internal(f"internal error in a worker process: {error.message}") from None
-    except BrokenProcessPool as error:
-        cause = f" ({error.__cause__})" if error.__cause__ else ""
-        raise _internal(f"internal error: a worker process died{cause}: {error}") from None
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
-        _TASK = None
+    with OrderedWork(function, items, worker_count(len(items))) as work:
+        for index in range(len(items)):
+            work.start(index)
+        results = work.results()
+    return [results[index] for index in range(len(items))]
 
 
 def _internal(message: str) -> CompileError:

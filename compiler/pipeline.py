@@ -3,19 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
-from compiler.cache.clusters import ClusterResult
 from compiler.cache.reuse import Reuse
 from compiler.catalog import load_catalog
-from compiler.diagnostics import Diagnostic, fail
-from compiler.emit import assemble_tree, emit_clusters
-from compiler.emit.kueue_quota import overcommitted
+from compiler.diagnostics import Diagnostic
+from compiler.emit import assemble_tree
 from compiler.ir import ClusterPlan, ResolvedFleet, Steering
 from compiler.limits import DEFAULT_EXPLAIN_TIME_LIMIT, DEFAULT_TIME_LIMIT
 from compiler.load import load_policies
 from compiler.model import build_policies
+from compiler.per_cluster import check_kueue_promise, compile_clusters
 from compiler.report import build_report
 from compiler.resolve import resolve
 from compiler.solve import solve_fleet
@@ -82,17 +81,9 @@ def resolve_policies(
 
 
 def check_kueue_promises(fleet: ResolvedFleet, plans: tuple[ClusterPlan, ...]) -> None:
-    """A self-check that outlives any refactor: Kueue's quotas never admit more devices than
-    the solved plan can give (GF001 if they would: a bug in gpufleet, not in the policy)."""
+    """Every cluster's Kueue promise checked (compiler.per_cluster.check_kueue_promise)."""
     for cluster, plan in zip(fleet.clusters, plans, strict=True):
-        if cluster.cluster.spec.kueue.enabled and (found := overcommitted(cluster, plan)):
-            raise fail(
-                "GF001",
-                f"cluster {cluster.name}: the Kueue quotas gpufleet would write promise more than "
-                f"the plan gives ({'; '.join(found)})",
-                cluster.cluster.source.span(("spec", "kueue")),
-                "this is a gpufleet bug: please report it with the policies",
-            )
+        check_kueue_promise(cluster, plan)
 
 
 def compile_policies(
@@ -110,25 +101,12 @@ def compile_policies(
     files come from the cache, and the clusters compiled afresh are added to it.
     """
     fleet = resolve_policies(policies, timings, reuse)
-    before = previous or {}
     cache = reuse.clusters if reuse is not None else None
-    with timings.stage("cache"):
-        reused = cache.lookup(fleet, before) if cache is not None else {}
-    fresh = replace(fleet, clusters=tuple(c for c in fleet.clusters if c.name not in reused))
-    with timings.stage("solve"):
-        fresh_plans = tuple(solve_fleet(fresh, time_limit, previous, explain_time_limit))
-    check_kueue_promises(fresh, fresh_plans)
+    results = compile_clusters(
+        fleet, previous or {}, cache, time_limit, explain_time_limit, timings
+    )
     with timings.stage("emit"):
-        results = dict(reused)
-        for plan, (files, synced) in zip(
-            fresh_plans, emit_clusters(fresh, fresh_plans), strict=True
-        ):
-            results[plan.cluster] = ClusterResult(plan, files, tuple(synced))
-        ordered = [results[c.name] for c in fleet.clusters]
-        plans = tuple(r.plan for r in ordered)
-        tree = assemble_tree(fleet, [(r.files, list(r.synced)) for r in ordered])
+        plans = tuple(r.plan for r in results)
+        tree = assemble_tree(fleet, [(r.files, list(r.synced)) for r in results])
         tree[REPORT] = build_report(fleet, plans)
-    if cache is not None:
-        with timings.stage("cache"):
-            cache.store(fleet, before, {p.cluster: results[p.cluster] for p in fresh_plans})
     return Compiled(fleet, plans, dict(sorted(tree.items())))

@@ -76,16 +76,12 @@ class ClusterCache:
             self._inputs[id(cluster)] = known
         return fingerprint(ENTRY_FORMAT, self.code, repr(self.options), known[1], previous)
 
-    def lookup(
-        self, fleet: ResolvedFleet, previous: Mapping[str, Steering]
-    ) -> dict[str, ClusterResult]:
-        """The results of the clusters whose key has an entry, by cluster name."""
-        found: dict[str, ClusterResult] = {}
-        for cluster in fleet.clusters:
-            result = self._read(self.key(cluster, fleet, previous.get(cluster.name)))
-            if result is not None and result.plan.cluster == cluster.name:
-                found[cluster.name] = result
-        return found
+    def find(
+        self, cluster: ResolvedCluster, fleet: ResolvedFleet, previous: Steering | None
+    ) -> ClusterResult | None:
+        """`cluster`'s result compiled over the `previous` plan, if its key has an entry."""
+        result = self._read(self.key(cluster, fleet, previous))
+        return result if result is not None and result.plan.cluster == cluster.name else None
 
     def store(
         self,

@@ -1,6 +1,6 @@
 """Emit: turn the resolved fleet and its plans into rendered manifests."""
 
 from compiler.emit.manifest import Manifest
-from compiler.emit.tree import ClusterFiles, assemble_tree, build_tree, emit_clusters
+from compiler.emit.tree import ClusterFiles, assemble_tree
 
-__all__ = ["ClusterFiles", "Manifest", "assemble_tree", "build_tree", "emit_clusters"]
+__all__ = ["ClusterFiles", "Manifest", "assemble_tree"]

@@ -9,8 +9,7 @@ from compiler.emit.manifest import Manifest
 from compiler.emit.registry import EMITTERS
 from compiler.emit.render import render
 from compiler.emit.view import ClusterView
-from compiler.ir import ClusterPlan, ResolvedFleet
-from compiler.parallel import map_in_order
+from compiler.ir import ResolvedFleet
 
 
 def cluster_manifests(view: ClusterView) -> list[Manifest]:
@@ -47,19 +46,9 @@ def cluster_files(view: ClusterView) -> ClusterFiles:
     return files, kinds
 
 
-def emit_clusters(fleet: ResolvedFleet, plans: Sequence[ClusterPlan]) -> list[ClusterFiles]:
-    """Every cluster's files and synced kinds, in the fleet's cluster order (in worker
-    processes for large fleets); `plans` holds a plan for each of the fleet's clusters."""
-    plan_of = {plan.cluster: plan for plan in plans}
-    return map_in_order(
-        lambda cluster: cluster_files(ClusterView(cluster, fleet, plan_of[cluster.name])),
-        fleet.clusters,
-    )
-
-
 def assemble_tree(fleet: ResolvedFleet, per_cluster: Sequence[ClusterFiles]) -> dict[str, str]:
     """Every file gpufleet owns below out/, path -> text: each cluster's files (in the fleet's
-    cluster order, as emit_clusters gives them) and the fleet-wide indexes over them."""
+    cluster order) and the fleet-wide indexes over them."""
     tree: dict[str, str] = {}
     synced: list[SyncedKind] = []
     for files, kinds in per_cluster:
@@ -68,8 +57,3 @@ def assemble_tree(fleet: ResolvedFleet, per_cluster: Sequence[ClusterFiles]) -> 
     for manifest in argocd_manifests(fleet.fleet, [c.name for c in fleet.clusters], synced):
         tree[manifest.path] = render(manifest)
     return dict(sorted(tree.items()))
-
-
-def build_tree(fleet: ResolvedFleet, plans: Sequence[ClusterPlan]) -> dict[str, str]:
-    """Every file gpufleet owns below out/, path -> text, every cluster emitted afresh."""
-    return assemble_tree(fleet, emit_clusters(fleet, plans))

@@ -1,0 +1,117 @@
+"""Each cluster's plan and files: from the compile cache, or solved and emitted afresh.
+
+A cluster is solved and then emitted in one task, in a worker process for a large fleet, so
+the workers never wait for each other between the two stages and the plans need not travel
+to the parent and back. A task starts as soon as its cluster is found missing from the
+cache, while the parent goes on looking up the rest: after a one-team change the changed
+cluster is being solved while the others are read from the cache.
+
+Which problems are reported is as if every cluster were solved before any were emitted:
+every cluster whose guarantees do not fit; else the first, in the fleet's order, of the
+problems found after solving (a broken Kueue promise, an emit error).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from compiler.cache.clusters import ClusterCache, ClusterResult
+from compiler.diagnostics import CompileError, Problems, fail
+from compiler.emit.kueue_quota import overcommitted
+from compiler.emit.tree import cluster_files
+from compiler.emit.view import ClusterView
+from compiler.ir import ClusterPlan, ResolvedCluster, ResolvedFleet, Steering
+from compiler.parallel import OrderedWork, worker_count
+from compiler.solve import solver
+from compiler.timings import StageTimings
+
+
+@dataclass(frozen=True)
+class ClusterFailure:
+    """Why a cluster has no result: its guarantees do not fit (`solving`), or a problem
+    found after it was solved."""
+
+    solving: bool
+    error: CompileError
+
+
+def compile_clusters(
+    fleet: ResolvedFleet,
+    previous: Mapping[str, Steering],
+    cache: ClusterCache | None,
+    time_limit: float,
+    explain_time_limit: float,
+    timings: StageTimings,
+) -> list[ClusterResult]:
+    """Every cluster's result, in the fleet's order.
+
+    A cluster whose key has an entry in `cache` is neither solved nor emitted, and the
+    clusters compiled afresh are added to it. `previous`
+    holds what steers of the last compile's plans; `time_limit` bounds each cluster's solve,
+    and an infeasible cluster's explanation gets `explain_time_limit` of its own. Raises
+    CompileError as the module's docstring says.
+    """
+
+    def fresh(cluster: ResolvedCluster) -> ClusterResult | ClusterFailure:
+        return compile_cluster(
+            fleet, cluster, previous.get(cluster.name), time_limit, explain_time_limit
+        )
+
+    clusters = fleet.clusters
+    found: dict[int, ClusterResult | ClusterFailure] = {}
+    with OrderedWork(fresh, clusters, worker_count(len(clusters))) as work:
+        for index, cluster in enumerate(clusters):
+            with timings.stage("cache"):
+                hit = cache.find(cluster, fleet, previous.get(cluster.name)) if cache else None
+            if hit is not None:
+                found[index] = hit
+                continue
+            with timings.stage("solve+emit"):
+                work.start(index)
+        with timings.stage("solve+emit"):
+            computed = work.results()
+    found.update(computed)
+    outcomes = [found[index] for index in range(len(clusters))]
+    failures = [o for o in outcomes if isinstance(o, ClusterFailure)]
+    Problems(d for f in failures if f.solving for d in f.error.diagnostics).raise_if_errors()
+    for failure in failures:
+        raise failure.error
+    results = [o for o in outcomes if isinstance(o, ClusterResult)]
+    if cache is not None:
+        with timings.stage("cache"):
+            cache.store(fleet, previous, {results[i].plan.cluster: results[i] for i in computed})
+    return results
+
+
+def compile_cluster(
+    fleet: ResolvedFleet,
+    cluster: ResolvedCluster,
+    previous: Steering | None,
+    time_limit: float,
+    explain_time_limit: float,
+) -> ClusterResult | ClusterFailure:
+    """Solve one cluster and emit its files; why not, when it cannot be done."""
+    try:
+        plan = solver.solve_cluster(cluster, time_limit, previous, explain_time_limit)
+    except CompileError as error:
+        return ClusterFailure(True, error)
+    try:
+        check_kueue_promise(cluster, plan)
+        files, synced = cluster_files(ClusterView(cluster, fleet, plan))
+    except CompileError as error:
+        return ClusterFailure(False, error)
+    return ClusterResult(plan, files, tuple(synced))
+
+
+def check_kueue_promise(cluster: ResolvedCluster, plan: ClusterPlan) -> None:
+    """A self-check that outlives any refactor: Kueue's quotas never admit more devices than
+    the solved plan can give (GF001 if they would: a bug in gpufleet, not in the policy)."""
+    if cluster.cluster.spec.kueue.enabled and (found := overcommitted(cluster, plan)):
+        raise fail(
+            "GF001",
+            f"cluster {cluster.name}: the Kueue quotas gpufleet would write promise more than "
+            f"the plan gives ({'; '.join(found)})",
+            cluster.cluster.source.span(("spec", "kueue")),
+            "this is a gpufleet bug: please report it with the policies",
+        )

@@ -1,0 +1,149 @@
+"""Clusters solved and emitted task by task: which problems are reported, and when a cluster
+missing from the compile cache starts."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+import pytest
+
+from compiler import per_cluster
+from compiler.cache.clusters import ClusterResult
+from compiler.diagnostics import CompileError, fail
+from compiler.ir import ResolvedCluster, ResolvedFleet, Steering
+from compiler.parallel import OrderedWork
+from compiler.per_cluster import ClusterFailure, compile_clusters
+from compiler.pipeline import Compiled
+from compiler.timings import StageTimings
+
+
+def _error(code: str, cluster: ResolvedCluster) -> CompileError:
+    return fail(code, f"{code} in {cluster.name}", cluster.cluster.source.span(()))
+
+
+def _scripted(
+    monkeypatch: pytest.MonkeyPatch, outcomes: Mapping[str, ClusterResult | ClusterFailure]
+) -> None:
+    monkeypatch.setattr(
+        per_cluster,
+        "compile_cluster",
+        lambda fleet, cluster, previous, time_limit, explain: outcomes[cluster.name],
+    )
+
+
+def test_every_cluster_that_does_not_fit_is_reported_before_later_problems(
+    monkeypatch: pytest.MonkeyPatch, compiled_example: Compiled
+) -> None:
+    first, second = compiled_example.fleet.clusters
+    _scripted(
+        monkeypatch,
+        {
+            first.name: ClusterFailure(False, _error("GF001", first)),
+            second.name: ClusterFailure(True, _error("GF401", second)),
+        },
+    )
+    with pytest.raises(CompileError) as caught:
+        compile_clusters(compiled_example.fleet, {}, None, 10.0, 10.0, StageTimings())
+    assert [d.message for d in caught.value.diagnostics] == [f"GF401 in {second.name}"]
+
+
+def test_of_problems_found_after_solving_the_first_in_fleet_order_is_reported(
+    monkeypatch: pytest.MonkeyPatch, compiled_example: Compiled
+) -> None:
+    first, second = compiled_example.fleet.clusters
+    _scripted(
+        monkeypatch,
+        {
+            first.name: ClusterFailure(False, _error("GF701", first)),
+            second.name: ClusterFailure(False, _error("GF001", second)),
+        },
+    )
+    with pytest.raises(CompileError) as caught:
+        compile_clusters(compiled_example.fleet, {}, None, 10.0, 10.0, StageTimings())
+    assert [d.message for d in caught.value.diagnostics] == [f"GF701 in {first.name}"]
+
+
+class _RecordingCache:
+    """A compile cache with no entries that records what it is asked, in order."""
+
+    def __init__(self, events: list[str]) -> None:
+        self.events = events
+
+    def find(
+        self, cluster: ResolvedCluster, fleet: ResolvedFleet, previous: Steering | None
+    ) -> ClusterResult | None:
+        self.events.append(f"find {cluster.name}")
+        return None
+
+    def store(
+        self,
+        fleet: ResolvedFleet,
+        previous: Mapping[str, Steering],
+        results: Mapping[str, ClusterResult],
+    ) -> None:
+        self.events.append(f"store {' '.join(results)}")
+
+
+def test_a_cluster_missing_from_the_cache_starts_before_the_next_is_looked_up(
+    monkeypatch: pytest.MonkeyPatch, compiled_example: Compiled
+) -> None:
+    events: list[str] = []
+    plans = {plan.cluster: plan for plan in compiled_example.plans}
+
+    def compiled(
+        fleet: ResolvedFleet,
+        cluster: ResolvedCluster,
+        previous: Steering | None,
+        time_limit: float,
+        explain: float,
+    ) -> ClusterResult:
+        events.append(f"compile {cluster.name}")
+        return ClusterResult(plans[cluster.name], {}, ())
+
+    monkeypatch.setattr(per_cluster, "compile_cluster", compiled)
+    cache = _RecordingCache(events)
+    results = compile_clusters(
+        compiled_example.fleet,
+        {},
+        cache,  # type: ignore[arg-type]
+        10.0,
+        10.0,
+        StageTimings(),
+    )
+    first, second = (c.name for c in compiled_example.fleet.clusters)
+    assert events == [
+        f"find {first}",
+        f"compile {first}",
+        f"find {second}",
+        f"compile {second}",
+        f"store {first} {second}",
+    ]
+    assert [r.plan.cluster for r in results] == [first, second]
+
+
+def _square_in(item: int) -> tuple[int, int]:
+    return item * item, os.getpid()
+
+
+def test_work_started_by_index_runs_in_workers_and_comes_back_by_index() -> None:
+    with OrderedWork(_square_in, list(range(6)), 2) as work:
+        for index in (4, 1, 5):
+            work.start(index)
+        results = work.results()
+    assert {i: square for i, (square, _) in results.items()} == {1: 1, 4: 16, 5: 25}
+    assert os.getpid() not in {pid for _, pid in results.values()}
+
+
+def test_work_with_one_worker_runs_in_process_when_started() -> None:
+    done: list[int] = []
+
+    def record(item: int) -> int:
+        done.append(item)
+        return item
+
+    with OrderedWork(record, [10, 20, 30], 1) as work:
+        work.start(2)
+        assert done == [30]
+        work.start(0)
+        assert work.results() == {2: 30, 0: 10}
