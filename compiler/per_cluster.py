@@ -47,10 +47,10 @@ def compile_clusters(
     """Every cluster's result, in the fleet's order.
 
     A cluster whose key has an entry in `cache` is neither solved nor emitted, and the
-    clusters compiled afresh are added to it. `previous`
-    holds what steers of the last compile's plans; `time_limit` bounds each cluster's solve,
-    and an infeasible cluster's explanation gets `explain_time_limit` of its own. Raises
-    CompileError as the module's docstring says.
+    clusters compiled afresh are added to it. `previous` holds what steers of the last
+    compile's plans; `time_limit` bounds each cluster's solve, and an infeasible cluster's
+    explanation gets `explain_time_limit` of its own. Raises CompileError as the module's
+    docstring says.
     """
 
     def fresh(cluster: ResolvedCluster) -> ClusterResult | ClusterFailure:
@@ -77,7 +77,7 @@ def compile_clusters(
     Problems(d for f in failures if f.solving for d in f.error.diagnostics).raise_if_errors()
     for failure in failures:
         raise failure.error
-    results = [o for o in outcomes if isinstance(o, ClusterResult)]
+    results = [o for o in outcomes if isinstance(o, ClusterResult)]  # all: none failed
     if cache is not None:
         with timings.stage("cache"):
             cache.store(fleet, previous, {results[i].plan.cluster: results[i] for i in computed})

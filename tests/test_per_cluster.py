@@ -18,50 +18,43 @@ from compiler.pipeline import Compiled
 from compiler.timings import StageTimings
 
 
-def _error(code: str, cluster: ResolvedCluster) -> CompileError:
-    return fail(code, f"{code} in {cluster.name}", cluster.cluster.source.span(()))
+def _error(code: str, index: int, cluster: ResolvedCluster) -> CompileError:
+    """`code`, saying `<code> in <index>` at the `index`th cluster of the fleet."""
+    return fail(code, f"{code} in {index}", cluster.cluster.source.span(()))
 
 
-def _scripted(
-    monkeypatch: pytest.MonkeyPatch, outcomes: Mapping[str, ClusterResult | ClusterFailure]
+@pytest.mark.parametrize(
+    ("first", "second", "reported"),
+    [
+        # every cluster that does not fit, before any problem found after solving
+        ((False, "GF001"), (True, "GF401"), ["GF401 in 1"]),
+        ((True, "GF401"), (True, "GF401"), ["GF401 in 0", "GF401 in 1"]),
+        # else the first problem found after solving, in the fleet's order
+        ((False, "GF701"), (False, "GF001"), ["GF701 in 0"]),
+    ],
+)
+def test_problems_are_reported_as_if_every_cluster_were_solved_before_any_was_emitted(
+    monkeypatch: pytest.MonkeyPatch,
+    compiled_example: Compiled,
+    first: tuple[bool, str],
+    second: tuple[bool, str],
+    reported: list[str],
 ) -> None:
+    clusters = compiled_example.fleet.clusters
+    outcomes = {
+        cluster.name: ClusterFailure(solving, _error(code, index, cluster))
+        for index, (cluster, (solving, code)) in enumerate(
+            zip(clusters, (first, second), strict=True)
+        )
+    }
     monkeypatch.setattr(
         per_cluster,
         "compile_cluster",
         lambda fleet, cluster, previous, time_limit, explain: outcomes[cluster.name],
     )
-
-
-def test_every_cluster_that_does_not_fit_is_reported_before_later_problems(
-    monkeypatch: pytest.MonkeyPatch, compiled_example: Compiled
-) -> None:
-    first, second = compiled_example.fleet.clusters
-    _scripted(
-        monkeypatch,
-        {
-            first.name: ClusterFailure(False, _error("GF001", first)),
-            second.name: ClusterFailure(True, _error("GF401", second)),
-        },
-    )
     with pytest.raises(CompileError) as caught:
         compile_clusters(compiled_example.fleet, {}, None, 10.0, 10.0, StageTimings())
-    assert [d.message for d in caught.value.diagnostics] == [f"GF401 in {second.name}"]
-
-
-def test_of_problems_found_after_solving_the_first_in_fleet_order_is_reported(
-    monkeypatch: pytest.MonkeyPatch, compiled_example: Compiled
-) -> None:
-    first, second = compiled_example.fleet.clusters
-    _scripted(
-        monkeypatch,
-        {
-            first.name: ClusterFailure(False, _error("GF701", first)),
-            second.name: ClusterFailure(False, _error("GF001", second)),
-        },
-    )
-    with pytest.raises(CompileError) as caught:
-        compile_clusters(compiled_example.fleet, {}, None, 10.0, 10.0, StageTimings())
-    assert [d.message for d in caught.value.diagnostics] == [f"GF701 in {first.name}"]
+    assert [d.message for d in caught.value.diagnostics] == reported
 
 
 class _RecordingCache:
