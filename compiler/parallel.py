@@ -20,9 +20,10 @@ import sys
 import threading
 import time
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
 from typing import Any, Generic, TypeVar
 
 from compiler.diagnostics import CompileError, fail
@@ -145,23 +146,31 @@ class OrderedWork(Generic[Item, Result]):
                 initializer=die_with_parent,
                 initargs=(os.getpid(),),
             )
-        self._pending[index] = self._pool.submit(_run, index)
+        with _failures_as_diagnostics():  # a worker that died already breaks the pool
+            self._pending[index] = self._pool.submit(_run, index)
 
     def results(self) -> dict[int, Result]:
         """Every started index's result, once all are done. A CompileError raised in a worker
         is raised here as in-process (the first in the indices' order); any other failure is
         GF001."""
-        try:
+        with _failures_as_diagnostics():
             for index in sorted(self._pending):
                 self._done[index] = self._pending.pop(index).result()
-        except WorkerError as error:
-            if os.environ.get("GPUFLEET_DEBUG"):
-                sys.stderr.write(error.trace)
-            raise _internal(f"internal error in a worker process: {error.message}") from None
-        except BrokenProcessPool as error:
-            cause = f" ({error.__cause__})" if error.__cause__ else ""
-            raise _internal(f"internal error: a worker process died{cause}: {error}") from None
         return self._done
+
+
+@contextmanager
+def _failures_as_diagnostics() -> Iterator[None]:
+    """GF001 for an exception in a worker or a worker that died."""
+    try:
+        yield
+    except WorkerError as error:
+        if os.environ.get("GPUFLEET_DEBUG"):
+            sys.stderr.write(error.trace)
+        raise _internal(f"internal error in a worker process: {error.message}") from None
+    except BrokenProcessPool as error:
+        cause = f" ({error.__cause__})" if error.__cause__ else ""
+        raise _internal(f"internal error: a worker process died{cause}: {error}") from None
 
 
 def map_in_order(function: Callable[[Item], Result], items: Sequence[Item]) -> list[Result]:

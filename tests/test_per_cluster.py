@@ -4,6 +4,7 @@ missing from the compile cache starts."""
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Mapping
 
 import pytest
@@ -140,3 +141,20 @@ def test_work_with_one_worker_runs_in_process_when_started() -> None:
         assert done == [30]
         work.start(0)
         assert work.results() == {2: 30, 0: 10}
+
+
+def _die_on_zero(item: int) -> int:
+    if item == 0:
+        os._exit(3)
+    return item
+
+
+def test_a_worker_that_died_before_a_later_start_is_gf001() -> None:
+    with pytest.raises(CompileError) as caught, OrderedWork(_die_on_zero, [0, 1], 2) as work:
+        work.start(0)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:  # until the pool knows its worker is gone
+            work.start(1)
+            time.sleep(0.05)
+    assert [d.code for d in caught.value.diagnostics] == ["GF001"]
+    assert "a worker process died" in caught.value.diagnostics[0].message
