@@ -81,10 +81,15 @@ def _put(path: Path, text: str | None) -> None:
         path.write_text(text)
 
 
-@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize(
+    ("seed", "workers"),
+    [(seed, "1") for seed in SEEDS] + [(seed, "2") for seed in SEEDS[:2]],
+)
 def test_incremental_compiles_equal_compiles_from_scratch(
-    seed: int, run_cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    seed: int, workers: str, run_cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """With `workers` 2, the cached compile solves and emits in worker processes, started
+    while the parent looks the other cluster up; the compile from scratch runs in-process."""
     policies, cached_out, scratch_out = (tmp_path / n for n in ("policies", "cached", "scratch"))
     _write(policies, fleet(seed))
     found: list[bool] = []
@@ -111,8 +116,10 @@ def test_incremental_compiles_equal_compiles_from_scratch(
         elif step > 1:
             done.append(_edit(rng, policies, versions))
         monkeypatch.delenv("GPUFLEET_NO_CACHE", raising=False)
+        monkeypatch.setenv("GPUFLEET_WORKERS", workers)
         cached = run_cli("compile", "--policies", policies, "--out", cached_out)[0]
         monkeypatch.setenv("GPUFLEET_NO_CACHE", "1")
+        monkeypatch.setenv("GPUFLEET_WORKERS", "1")
         scratch = run_cli("compile", "--policies", policies, "--out", scratch_out)[0]
         assert cached == scratch, f"seed {seed}, after {done}: exit {cached} != {scratch}"
         assert _tree(cached_out) == _tree(scratch_out), f"seed {seed}, after {done}"
