@@ -342,10 +342,10 @@ Reading the numbers:
 
 - load is reading and parsing the policy files, in worker processes for hundreds of files (and
   reading the previous plans); cache is looking clusters up in the compile cache and storing
-  them (0 without one); solve+emit is each cluster solved and then emitted in one task (in
+  them (with a cache only); solve+emit is each cluster solved and then emitted in one task (in
   worker processes for 8 clusters or more), as far as the compile waits for it: a task starts
-  as soon as its cluster is found missing from the cache, so the lookups of the rest run
-  meanwhile; emit is the fleet-wide files (Argo CD's, report.md);
+  as soon as its cluster is found to have no cache entry, before any entry is read, so the
+  lookups run meanwhile; emit is the fleet-wide files (Argo CD's, report.md);
 - a compile after a one-team change still loads, models and resolves the whole fleet (files
   the cache parsed before are not parsed again), then solves and emits only the clusters the
   team is in, and writes out/: unchanged files are hard links to the old ones, which a

@@ -2,9 +2,10 @@
 
 A cluster is solved and then emitted in one task, in a worker process for a large fleet, so
 the workers never wait for each other between the two stages and the plans need not travel
-to the parent and back. A task starts as soon as its cluster is found missing from the
-cache, while the parent goes on looking up the rest: after a one-team change the changed
-cluster is being solved while the others are read from the cache.
+to the parent and back. A task starts as soon as its cluster is found to have no entry in
+the cache (the key is taken, and a file looked for), before any entry is read: after a
+one-team change the changed cluster is being solved while the parent takes the other keys
+and reads the other clusters' entries, wherever it stands in the fleet.
 
 Which problems are reported is as if every cluster were solved before any were emitted:
 every cluster whose guarantees do not fit; else the first, in the fleet's order, of the
@@ -13,7 +14,7 @@ problems found after solving (a broken Kueue promise, an emit error).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from compiler.cache.clusters import ClusterCache, ClusterResult
@@ -61,14 +62,16 @@ def compile_clusters(
     clusters = fleet.clusters
     found: dict[int, ClusterResult | ClusterFailure] = {}
     with OrderedWork(fresh, clusters, worker_count(len(clusters))) as work:
-        for index, cluster in enumerate(clusters):
-            with timings.stage("cache"):
-                hit = cache.find(cluster, fleet, previous.get(cluster.name)) if cache else None
-            if hit is not None:
-                found[index] = hit
-                continue
+
+        def start(index: int) -> None:
             with timings.stage("solve+emit"):
                 work.start(index)
+
+        if cache is None:
+            for index in range(len(clusters)):
+                start(index)
+        else:
+            found.update(_look_up(cache, fleet, previous, start, timings))
         with timings.stage("solve+emit"):
             computed = work.results()
     found.update(computed)
@@ -82,6 +85,35 @@ def compile_clusters(
         with timings.stage("cache"):
             cache.store(fleet, previous, {results[i].plan.cluster: results[i] for i in computed})
     return results
+
+
+def _look_up(
+    cache: ClusterCache,
+    fleet: ResolvedFleet,
+    previous: Mapping[str, Steering],
+    start: Callable[[int], None],
+    timings: StageTimings,
+) -> dict[int, ClusterResult]:
+    """The results `cache` holds for the fleet's clusters, by index. A cluster without an
+    entry is started at once, before any entry is read, so that it is being compiled while
+    the rest are read."""
+    stored: dict[int, str] = {}
+    for index, cluster in enumerate(fleet.clusters):
+        with timings.stage("cache"):
+            key = cache.stored_key(cluster, fleet, previous.get(cluster.name))
+        if key is None:
+            start(index)
+        else:
+            stored[index] = key
+    found: dict[int, ClusterResult] = {}
+    for index, key in stored.items():
+        with timings.stage("cache"):
+            hit = cache.read(key, fleet.clusters[index].name)
+        if hit is None:  # unreadable after all
+            start(index)
+        else:
+            found[index] = hit
+    return found
 
 
 def compile_cluster(

@@ -59,16 +59,29 @@ def test_problems_are_reported_as_if_every_cluster_were_solved_before_any_was_em
 
 
 class _RecordingCache:
-    """A compile cache with no entries that records what it is asked, in order."""
+    """A compile cache that records what it is asked, in order: it stores an entry for the
+    clusters in `stored`, of which those in `unreadable` do not read back."""
 
-    def __init__(self, events: list[str]) -> None:
-        self.events = events
+    def __init__(
+        self,
+        events: list[str],
+        results: dict[str, ClusterResult],
+        stored: set[str],
+        unreadable: set[str],
+    ) -> None:
+        self.events, self.results = events, results
+        self.stored, self.unreadable = stored, unreadable
 
-    def find(
+    def stored_key(
         self, cluster: ResolvedCluster, fleet: ResolvedFleet, previous: Steering | None
-    ) -> ClusterResult | None:
-        self.events.append(f"find {cluster.name}")
-        return None
+    ) -> str | None:
+        self.events.append(f"key {cluster.name}")
+        return f"key-of-{cluster.name}" if cluster.name in self.stored else None
+
+    def read(self, key: str, cluster: str) -> ClusterResult | None:
+        self.events.append(f"read {cluster}")
+        assert key == f"key-of-{cluster}"
+        return None if cluster in self.unreadable else self.results[cluster]
 
     def store(
         self,
@@ -79,11 +92,26 @@ class _RecordingCache:
         self.events.append(f"store {' '.join(results)}")
 
 
-def test_a_cluster_missing_from_the_cache_starts_before_the_next_is_looked_up(
-    monkeypatch: pytest.MonkeyPatch, compiled_example: Compiled
+@pytest.mark.parametrize(
+    ("stored", "unreadable", "expected"),
+    [
+        # the second cluster has no entry: it starts before the first's entry is read
+        ({0}, set(), ["key 0", "key 1", "compile 1", "read 0", "store 1"]),
+        # the first's entry does not read back: it starts when that is found
+        ({0, 1}, {0}, ["key 0", "key 1", "read 0", "compile 0", "read 1", "store 0"]),
+        ({0, 1}, set(), ["key 0", "key 1", "read 0", "read 1", "store "]),
+    ],
+)
+def test_a_cluster_without_a_cache_entry_starts_before_any_entry_is_read(
+    monkeypatch: pytest.MonkeyPatch,
+    compiled_example: Compiled,
+    stored: set[int],
+    unreadable: set[int],
+    expected: list[str],
 ) -> None:
+    names = [c.name for c in compiled_example.fleet.clusters]
     events: list[str] = []
-    plans = {plan.cluster: plan for plan in compiled_example.plans}
+    results = {plan.cluster: ClusterResult(plan, {}, ()) for plan in compiled_example.plans}
 
     def compiled(
         fleet: ResolvedFleet,
@@ -93,11 +121,13 @@ def test_a_cluster_missing_from_the_cache_starts_before_the_next_is_looked_up(
         explain: float,
     ) -> ClusterResult:
         events.append(f"compile {cluster.name}")
-        return ClusterResult(plans[cluster.name], {}, ())
+        return results[cluster.name]
 
     monkeypatch.setattr(per_cluster, "compile_cluster", compiled)
-    cache = _RecordingCache(events)
-    results = compile_clusters(
+    cache = _RecordingCache(
+        events, results, {names[i] for i in stored}, {names[i] for i in unreadable}
+    )
+    compiled_clusters = compile_clusters(
         compiled_example.fleet,
         {},
         cache,  # type: ignore[arg-type]
@@ -105,15 +135,10 @@ def test_a_cluster_missing_from_the_cache_starts_before_the_next_is_looked_up(
         10.0,
         StageTimings(),
     )
-    first, second = (c.name for c in compiled_example.fleet.clusters)
-    assert events == [
-        f"find {first}",
-        f"compile {first}",
-        f"find {second}",
-        f"compile {second}",
-        f"store {first} {second}",
-    ]
-    assert [r.plan.cluster for r in results] == [first, second]
+    for index, name in enumerate(names):
+        events = [e.replace(name, str(index)) for e in events]
+    assert events == expected
+    assert [r.plan.cluster for r in compiled_clusters] == names
 
 
 def _square_in(item: int) -> tuple[int, int]:

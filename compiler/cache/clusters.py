@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from compiler.cache.files import prune_files, put_file, take_file
+from compiler.cache.files import has_file, prune_files, put_file, take_file
 from compiler.cache.fingerprint import fingerprint
 from compiler.cache.key import CompileOptions
 from compiler.emit.argocd import SyncedKind
@@ -65,7 +65,7 @@ class ClusterCache:
     _inputs: dict[int, tuple[ResolvedCluster, str]] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
-    """The fingerprint of each cluster's inputs, taken once per compile (lookup and store
+    """The fingerprint of each cluster's inputs, taken once per compile (stored_key and store
     both need it), with the cluster it is of (so that its id is not reused meanwhile)."""
 
     def key(self, cluster: ResolvedCluster, fleet: ResolvedFleet, previous: Steering | None) -> str:
@@ -76,12 +76,18 @@ class ClusterCache:
             self._inputs[id(cluster)] = known
         return fingerprint(ENTRY_FORMAT, self.code, repr(self.options), known[1], previous)
 
-    def find(
+    def stored_key(
         self, cluster: ResolvedCluster, fleet: ResolvedFleet, previous: Steering | None
-    ) -> ClusterResult | None:
-        """`cluster`'s result compiled over the `previous` plan, if its key has an entry."""
-        result = self._read(self.key(cluster, fleet, previous))
-        return result if result is not None and result.plan.cluster == cluster.name else None
+    ) -> str | None:
+        """The key of `cluster`'s result compiled over the `previous` plan, if an entry is
+        stored under it (to `read`: it may yet be unreadable); None if none is."""
+        key = self.key(cluster, fleet, previous)
+        return key if has_file(self.directory, key) else None
+
+    def read(self, key: str, cluster: str) -> ClusterResult | None:
+        """The result of `cluster` stored under `key`, if it reads back whole."""
+        result = self._read(key)
+        return result if result is not None and result.plan.cluster == cluster else None
 
     def store(
         self,

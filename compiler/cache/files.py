@@ -43,6 +43,11 @@ def _discard(temporary: str) -> None:
         os.unlink(temporary)
 
 
+def has_file(directory: Path, name: str) -> bool:
+    """Whether `directory/name` is a file (a stat: cheaper than reading it)."""
+    return os.path.isfile(f"{directory}/{name}")
+
+
 def take_file(directory: Path, name: str) -> bytes | None:
     """The bytes of `directory/name`, which now counts as recently used; None when it cannot
     be read (absent, say)."""
