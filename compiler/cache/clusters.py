@@ -86,8 +86,19 @@ class ClusterCache:
 
     def read(self, key: str, cluster: str) -> ClusterResult | None:
         """The result of `cluster` stored under `key`, if it reads back whole."""
-        result = self._read(key)
-        return result if result is not None and result.plan.cluster == cluster else None
+        data = take_file(self.directory, key)
+        if data is None:
+            return None
+        try:
+            format_, stored_key, changed, packed = pickle.loads(data)
+            if format_ != ENTRY_FORMAT or stored_key != key:
+                return None
+            result = pickle.loads(zlib.decompress(packed))
+        except Exception:  # any unreadable entry (cut short, another format) is a miss
+            return None
+        if not isinstance(result, ClusterResult) or result.plan.cluster != cluster:
+            return None
+        return replace(result, plan=replace(result.plan, changed_nodes=changed))
 
     def store(
         self,
@@ -109,21 +120,6 @@ class ClusterCache:
             if before != result.plan.steering:
                 self._write(self.key(cluster, fleet, result.plan.steering), (), packed)
         prune_files(self.directory, max(MIN_ENTRIES, 4 * len(fleet.clusters)))
-
-    def _read(self, key: str) -> ClusterResult | None:
-        data = take_file(self.directory, key)
-        if data is None:
-            return None
-        try:
-            format_, stored_key, changed, packed = pickle.loads(data)
-            if format_ != ENTRY_FORMAT or stored_key != key:
-                return None
-            result = pickle.loads(zlib.decompress(packed))
-        except Exception:  # any unreadable entry (cut short, another format) is a miss
-            return None
-        if not isinstance(result, ClusterResult):
-            return None
-        return replace(result, plan=replace(result.plan, changed_nodes=changed))
 
     def _write(self, key: str, changed: tuple[str, ...], packed: bytes) -> None:
         """Store under `key` a packed result whose plan changes the nodes `changed`."""
