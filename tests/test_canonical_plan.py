@@ -1,0 +1,95 @@
+"""A cluster's plan does not depend on the path CP-SAT's search takes.
+
+The solver's last objective weighs every variable the plan is read from (compiler.solve.solver
+._canonical), so among the plans that tie on every preference one is chosen the same way
+whatever the search did first. Here each cluster of random fleets (tests/random_fleets.py) and
+of a small benchmark fleet (MIG pools of many nodes, where most plans tie) is solved with the
+solver's own parameters and again with others that send the search elsewhere (another seed,
+randomised branching, a shorter or no probing presolve): every plan must be the same, to the
+byte of its plan file.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from benchmarks.generate import Size, generate
+from compiler.catalog import load_catalog
+from compiler.diagnostics import CompileError
+from compiler.ir import ResolvedCluster
+from compiler.load import load_policies
+from compiler.model import build_policies
+from compiler.resolve import resolve
+from compiler.solve import model, runner
+from compiler.solve.solver import solve_cluster
+from tests import fleets
+from tests.random_fleets import fleet
+
+SEEDS = range(40)
+BENCHMARK = Size(
+    clusters=2,
+    nodes_per_cluster=60,
+    guarantees_per_cluster=20,
+    tiers=8,
+    mig_share=0.3,
+    taint_share=0.05,
+)
+"""A fleet shaped like the benchmarks' (benchmarks/generate.py), small enough for make test."""
+ELSEWHERE: dict[str, dict[str, Any]] = {
+    "another seed": {"random_seed": 12345},
+    "randomised search": {"randomize_search": True, "random_seed": 99},
+    "one presolve pass": {"max_presolve_iterations": 1},
+    "no probing": {"cp_model_probing_level": 0, "symmetry_level": 0},
+}
+
+
+def _clusters(seed: int | str) -> list[ResolvedCluster]:
+    with tempfile.TemporaryDirectory() as directory:
+        if isinstance(seed, int):
+            root = fleets.write_tree(Path(directory), fleet(seed))
+        else:
+            root = Path(directory)
+            generate(BENCHMARK, 1, root)
+        try:
+            return list(resolve(build_policies(load_policies(root)), load_catalog()).clusters)
+        except CompileError:
+            return []
+
+
+def _plans(clusters: list[ResolvedCluster]) -> list[str | None]:
+    plans: list[str | None] = []
+    for cluster in clusters:
+        try:
+            plans.append(solve_cluster(cluster, 20.0).to_json())
+        except CompileError:
+            plans.append(None)  # infeasible: nothing to compare
+    return plans
+
+
+def _steered(parameters: dict[str, Any]) -> Callable[[float], Any]:
+    own = model.new_solver
+
+    def new_solver(time_limit: float) -> Any:
+        solver = own(time_limit)
+        for name, value in parameters.items():
+            setattr(solver.parameters, name, value)
+        return solver
+
+    return new_solver
+
+
+@pytest.mark.parametrize("seed", ["benchmark", *SEEDS])
+def test_plans_are_the_same_whatever_path_the_search_takes(
+    seed: int | str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clusters = _clusters(seed)
+    expected = _plans(clusters)
+    for name, parameters in ELSEWHERE.items():
+        with monkeypatch.context() as patch:
+            patch.setattr(runner, "new_solver", _steered(parameters))
+            assert _plans(clusters) == expected, f"{name} (python -m tests.random_fleets {seed})"
