@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
+from json.encoder import encode_basestring_ascii
 
 Literal = str | Sequence["Literal"] | Mapping[str, "Literal"]
 
@@ -36,7 +36,7 @@ def _source(value: Literal, indent: int) -> str:
     if isinstance(value, str):
         if not (value.isascii() and value.isprintable()):
             raise ValueError(f"{value!r} is not printable ASCII")
-        return json.dumps(value)
+        return encode_basestring_ascii(value)  # what json.dumps(value) returns, less its overhead
     if isinstance(value, Mapping):
         if not value:
             return "{}"

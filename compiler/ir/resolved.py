@@ -212,7 +212,20 @@ class ResolvedCluster:
 
     def node_name(self, pool: ResolvedPool, index: int) -> str:
         """The Kubernetes node name (and DRA pool name) of node `index` of `pool`."""
-        return pool.pool.node_name(self.name, index)
+        return self.node_names(pool)[index]
+
+    def node_names(self, pool: ResolvedPool) -> tuple[str, ...]:
+        """The names of every node of `pool`, in index order: made once per pool, as solve
+        and emit ask for each node's name several times."""
+        names = self._node_names.get(pool.pool.name)
+        if names is None:
+            names = tuple(pool.pool.node_name(self.name, i) for i in range(pool.pool.nodes))
+            self._node_names[pool.pool.name] = names
+        return names
+
+    @cached_property
+    def _node_names(self) -> dict[str, tuple[str, ...]]:
+        return {}
 
     # GPU nodes kept for GPU work. A pool's node taint (`nodeTaint`, by default
     # `gpufleet.dev/gpu=present:NoSchedule`) keeps every pod that does not tolerate it off the
