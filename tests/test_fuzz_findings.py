@@ -38,3 +38,22 @@ def test_kueue_quotas_count_tainted_devices_another_tier_of_the_group_tolerates(
     code, out, err = run_cli("check", "--policies", root)
     assert code == 0 and "GF001" not in err, err
     assert out.startswith("ok: 1 clusters"), out
+
+
+def test_a_taint_naming_a_node_by_name_in_an_unknown_pool_is_gf214(
+    write_policies: PolicyWriter, run_cli: Run
+) -> None:
+    """A taint names its node by name and a pool the cluster does not have. The node cannot
+    be looked up in no pool, so the unknown pool is the error to report (GF214, exit 1); the
+    taint once reached the target check with its node still a name (GF001, exit 3)."""
+    root = write_policies(
+        {
+            "cluster.yaml": fleets.cluster(),
+            "taint.yaml": fleets.HEADER + "kind: DeviceTaint\nmetadata: {name: ecc}\n"
+            "spec: {cluster: c1, pool: gone, node: 'node-0', key: example.com/ecc}\n",
+        }
+    )
+    code, _, err = run_cli("check", "--policies", root)
+    assert code == 1, err
+    assert "GF214" in err and "GF001" not in err, err
+    assert "taint 'ecc' names pool 'gone'" in err, err

@@ -93,21 +93,21 @@ def _targets(
     problems: Problems,
 ) -> tuple[TaintTarget, ...] | None:
     spec, source = taint.spec, taint.source
+    if spec.pool is not None and spec.pool not in pools:  # its node, if named, was not looked up
+        problems.append(
+            Diagnostic(
+                "GF214",
+                f"taint {taint.name!r} names pool {spec.pool!r}, which cluster "
+                f"{spec.cluster!r} does not have",
+                source.span(("spec", "pool")),
+                (f"pools: {', '.join(sorted(pools))}",),
+            )
+        )
+        return None
     assert not isinstance(spec.node, str), "a node named by name is found first (_by_index)"
     node = spec.node
     if spec.pool is not None:
-        pool = pools.get(spec.pool)
-        if pool is None:
-            problems.append(
-                Diagnostic(
-                    "GF214",
-                    f"taint {taint.name!r} names pool {spec.pool!r}, which cluster "
-                    f"{spec.cluster!r} does not have",
-                    source.span(("spec", "pool")),
-                    (f"pools: {', '.join(sorted(pools))}",),
-                )
-            )
-            return None
+        pool = pools[spec.pool]
         if node is not None and node >= pool.pool.nodes:
             problems.append(
                 Diagnostic(
