@@ -26,6 +26,7 @@ from compiler.load import load_policies
 from compiler.model import build_policies
 from compiler.resolve import resolve
 from compiler.solve import model, runner
+from compiler.solve.cpsat import cp_model
 from compiler.solve.solver import solve_cluster
 from tests import fleets
 from tests.random_fleets import fleet
@@ -93,3 +94,36 @@ def test_plans_are_the_same_whatever_path_the_search_takes(
         with monkeypatch.context() as patch:
             patch.setattr(runner, "new_solver", _steered(parameters))
             assert _plans(clusters) == expected, f"{name} (python -m tests.random_fleets {seed})"
+
+
+class _NoProofWithoutPresolve:
+    """A solver whose search proves nothing without presolve, as on a model too hard for it:
+    every phase must then be solved again with presolve, and the plan is the same."""
+
+    def __init__(self, solver: Any, attempts: list[bool]) -> None:
+        self._solver = solver
+        self._attempts = attempts
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._solver, name)
+
+    def solve(self, model: Any) -> Any:
+        presolve = bool(self._solver.parameters.cp_model_presolve)
+        self._attempts.append(presolve)
+        if not presolve:
+            return cp_model.UNKNOWN
+        return self._solver.solve(model)
+
+
+def test_a_phase_that_proves_nothing_without_presolve_is_solved_with_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    clusters = [c for c in _clusters("benchmark") if c.guarantees]
+    expected = _plans(clusters)
+    attempts: list[bool] = []
+    own = model.new_solver
+    monkeypatch.setattr(
+        runner, "new_solver", lambda limit: _NoProofWithoutPresolve(own(limit), attempts)
+    )
+    assert _plans(clusters) == expected
+    assert attempts and attempts == [False, True] * (len(attempts) // 2)
