@@ -31,13 +31,9 @@ def quota_fallbacks(cluster: ResolvedCluster, guarantee: Guarantee) -> tuple[lis
     DeviceClass, so an alternative the namespace holds no quota for would make every claim
     from the template fail admission: such fallbacks are dropped (and reported).
     """
-    present = {t.name for t in cluster.tiers}
+    present = cluster.tier_names
     tier = cluster.tier(guarantee.tier)
-    held = {
-        g.tier
-        for g in cluster.guarantees
-        if g.team is guarantee.team and g.namespace == guarantee.namespace and g.limit > 0
-    }
+    held = cluster.quota_tiers.get((guarantee.team.name, guarantee.namespace), frozenset())
     kept: list[str] = []
     dropped: list[str] = []
     for name in tier.tier.spec.fallbacks:

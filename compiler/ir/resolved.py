@@ -6,6 +6,7 @@ them, its GPU node names, a team's default priority) are members here, computed 
 
 from __future__ import annotations
 
+from collections.abc import KeysView
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -201,6 +202,21 @@ class ResolvedCluster:
     @cached_property
     def _tiers_by_name(self) -> dict[str, TierInCluster]:
         return {t.name: t for t in self.tiers}
+
+    @property
+    def tier_names(self) -> KeysView[str]:
+        """The names of the tiers with devices in this cluster."""
+        return self._tiers_by_name.keys()
+
+    @cached_property
+    def quota_tiers(self) -> dict[tuple[str, str], frozenset[str]]:
+        """Per (team, namespace), the tiers it holds quota for (a limit above zero): found
+        once per cluster, as each guarantee's claim templates ask."""
+        found: dict[tuple[str, str], set[str]] = {}
+        for g in self.guarantees:
+            if g.limit > 0:
+                found.setdefault((g.team.name, g.namespace), set()).add(g.tier)
+        return {key: frozenset(tiers) for key, tiers in found.items()}
 
     def guarantee(self, key: GuaranteeKey) -> Guarantee:
         """The guarantee with `key`."""

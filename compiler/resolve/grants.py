@@ -13,6 +13,7 @@ import operator
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import TypeVar
 
 from compiler.diagnostics import Diagnostic, Problems, Span
@@ -505,6 +506,7 @@ def _devices(count: int, kind: str = "") -> str:
     return f"{count} {kind}device" + ("" if count == 1 else "s")
 
 
+@cache  # a handful of field names, asked for each team's every field
 def _camel(field: str) -> str:
     head, *rest = field.split("_")
     return head + "".join(word.title() for word in rest)
