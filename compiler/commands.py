@@ -126,7 +126,9 @@ def run_command(
             )
             return EXIT_POLICY
         if recorder is not None and not changes.foreign:
-            recorder.remember(compiled.tree, output.reported, output.suppressed, codeowners)
+            recorder.remember(
+                compiled.tree, output.reported, output.suppressed, codeowners, compiled.digests
+            )
         if output.strict_stop(f"{args.out} is up to date"):
             return EXIT_STRICT
         print(f"ok: {args.out} is up to date ({len(compiled.tree)} files)")
@@ -135,7 +137,7 @@ def run_command(
         return EXIT_STRICT
     try:
         with timings.stage("write"):
-            changes = write_tree(args.out, compiled.tree, prestage)
+            changes = write_tree(args.out, compiled.tree, prestage, compiled.digests)
     except OutputConflict as conflict:
         raise Problems(conflict_diagnostics(args.out, conflict.paths)).error() from None
     except OSError as error:
@@ -146,7 +148,9 @@ def run_command(
         ) from None
     note_foreign(args.out, changes.foreign)
     if recorder is not None and not changes.foreign:
-        recorder.remember(compiled.tree, output.reported, output.suppressed, codeowners)
+        recorder.remember(
+            compiled.tree, output.reported, output.suppressed, codeowners, compiled.digests
+        )
     summary = ", ".join(
         f"{plan.cluster}: {len(plan.changed_nodes)} nodes change MIG configuration"
         for plan in compiled.plans

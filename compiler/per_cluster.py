@@ -26,6 +26,7 @@ from compiler.ir import ClusterPlan, ResolvedCluster, ResolvedFleet, Steering
 from compiler.parallel import OrderedWork, worker_count
 from compiler.solve import solver
 from compiler.timings import StageTimings
+from compiler.write.writer import text_digest
 
 
 @dataclass(frozen=True)
@@ -56,7 +57,12 @@ def compile_clusters(
 
     def fresh(cluster: ResolvedCluster) -> ClusterResult | ClusterFailure:
         return compile_cluster(
-            fleet, cluster, previous.get(cluster.name), time_limit, explain_time_limit
+            fleet,
+            cluster,
+            previous.get(cluster.name),
+            time_limit,
+            explain_time_limit,
+            digested=cache is not None,
         )
 
     clusters = fleet.clusters
@@ -122,8 +128,11 @@ def compile_cluster(
     previous: Steering | None,
     time_limit: float,
     explain_time_limit: float,
+    digested: bool = False,
 ) -> ClusterResult | ClusterFailure:
-    """Solve one cluster and emit its files; why not, when it cannot be done."""
+    """Solve one cluster and emit its files; why not, when it cannot be done. `digested`:
+    with each file's digest, for a result the compile cache keeps (taken here, in the
+    worker, rather than in the process that writes)."""
     try:
         plan = solver.solve_cluster(cluster, time_limit, previous, explain_time_limit)
     except CompileError as error:
@@ -133,7 +142,8 @@ def compile_cluster(
         files, synced = cluster_files(ClusterView(cluster, fleet, plan))
     except CompileError as error:
         return ClusterFailure(False, error)
-    return ClusterResult(plan, files, tuple(synced))
+    digests = {path: text_digest(text) for path, text in files.items()} if digested else {}
+    return ClusterResult(plan, files, tuple(synced), digests)
 
 
 def check_kueue_promise(cluster: ResolvedCluster, plan: ClusterPlan) -> None:

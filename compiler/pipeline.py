@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from compiler.cache.reuse import Reuse
@@ -19,6 +19,7 @@ from compiler.report import build_report
 from compiler.resolve import resolve
 from compiler.solve import solve_fleet
 from compiler.timings import NO_TIMINGS, StageTimings
+from compiler.write.writer import FileDigest
 
 REPORT = "report.md"
 """The capacity report below out/; compared with no previous plan, so out/ stays a pure
@@ -32,6 +33,9 @@ class Compiled:
     fleet: ResolvedFleet
     plans: tuple[ClusterPlan, ...]
     tree: dict[str, str]
+    digests: dict[str, FileDigest] = field(default_factory=dict)
+    """The FileDigest of the tree's files the compile cache gave or kept (the write hashes
+    the rest)."""
 
     @property
     def warnings(self) -> tuple[Diagnostic, ...]:
@@ -109,4 +113,5 @@ def compile_policies(
         plans = tuple(r.plan for r in results)
         tree = assemble_tree(fleet, [(r.files, list(r.synced)) for r in results])
         tree[REPORT] = build_report(fleet, plans)
-    return Compiled(fleet, plans, dict(sorted(tree.items())))
+    digests = {path: digest for r in results for path, digest in r.digests.items()}
+    return Compiled(fleet, plans, dict(sorted(tree.items())), digests)

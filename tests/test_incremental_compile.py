@@ -19,7 +19,10 @@ from pathlib import Path
 
 import pytest
 
+from compiler.cache import session
 from compiler.cache.clusters import ClusterCache, ClusterResult
+from compiler.write import writer
+from compiler.write.writer import FileDigest
 from tests.random_fleets import fleet
 
 Cli = Callable[..., tuple[int, str, str]]
@@ -122,3 +125,36 @@ def test_incremental_compiles_equal_compiles_from_scratch(
             assert read == [True, True], (
                 f"seed {seed}: compiled again, it did not reuse both clusters"
             )
+
+
+def test_the_write_hashes_none_of_the_files_the_cache_gave_or_kept(
+    run_cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A result the cache keeps carries each file's digest (taken where it was emitted), and
+    one it gives back carries them too: comparing with out/ and recording out/ hash only the
+    fleet-wide files (Argo CD's, report.md, the listing), never a cluster's, whether the
+    cluster was compiled afresh (first) or reused (second: a comment moved every position,
+    no value)."""
+    policies, out = tmp_path / "policies", tmp_path / "out"
+    _write(policies, fleet(SEEDS[0]))
+    monkeypatch.setenv("GPUFLEET_CACHE", str(tmp_path / "cache"))
+    monkeypatch.delenv("GPUFLEET_NO_CACHE", raising=False)
+    hashed: list[str] = []
+    real = writer.text_digest
+
+    def counted(text: str) -> FileDigest:
+        hashed.append(text)
+        return real(text)
+
+    monkeypatch.setattr(writer, "text_digest", counted)
+    monkeypatch.setattr(session, "text_digest", counted)
+    for step in ("afresh", "reused"):
+        hashed.clear()
+        if step == "reused":
+            team = sorted((policies / "teams").glob("*.yaml"))[0]
+            team.write_text(f"# moved\n{team.read_text()}")
+        assert run_cli("compile", "--policies", policies, "--out", out)[0] == 0
+        files = _tree(out)
+        clusters = {p for p in files if p.startswith(("clusters/", "plan/"))}
+        assert clusters and hashed, step
+        assert not {files[p].decode() for p in clusters} & set(hashed), step

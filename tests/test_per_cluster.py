@@ -51,7 +51,7 @@ def test_problems_are_reported_as_if_every_cluster_were_solved_before_any_was_em
     monkeypatch.setattr(
         per_cluster,
         "compile_cluster",
-        lambda fleet, cluster, previous, time_limit, explain: outcomes[cluster.name],
+        lambda fleet, cluster, previous, time_limit, explain, digested: outcomes[cluster.name],
     )
     with pytest.raises(CompileError) as caught:
         compile_clusters(compiled_example.fleet, {}, None, 10.0, 10.0, StageTimings())
@@ -119,6 +119,7 @@ def test_a_cluster_without_a_cache_entry_starts_before_any_entry_is_read(
         previous: Steering | None,
         time_limit: float,
         explain: float,
+        digested: bool,
     ) -> ClusterResult:
         events.append(f"compile {cluster.name}")
         return results[cluster.name]

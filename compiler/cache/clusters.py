@@ -36,8 +36,9 @@ from compiler.cache.fingerprint import fingerprint
 from compiler.cache.key import CompileOptions
 from compiler.emit.argocd import SyncedKind
 from compiler.ir import ClusterPlan, ResolvedCluster, ResolvedFleet, Steering
+from compiler.write.writer import FileDigest
 
-ENTRY_FORMAT = "gpufleet-cluster-entry/2"
+ENTRY_FORMAT = "gpufleet-cluster-entry/3"
 """Changes whenever an entry's contents or its key's parts change."""
 
 MIN_ENTRIES = 256
@@ -52,6 +53,9 @@ class ClusterResult:
     plan: ClusterPlan
     files: dict[str, str]
     synced: tuple[SyncedKind, ...]
+    digests: dict[str, FileDigest] = field(default_factory=dict)
+    """Each file's FileDigest, for a result kept in the cache (else none): a write compares
+    a reused cluster's files with out/'s by these, without encoding and hashing them again."""
 
 
 @dataclass(frozen=True)

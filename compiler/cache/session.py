@@ -9,7 +9,7 @@ compiles, so its record holds (the next compile sees the edit, which changes the
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,6 +26,7 @@ from compiler.cache.store import (
 from compiler.diagnostics import Diagnostic, Suppressed
 from compiler.policy_files import PolicySnapshot, read_policy_files
 from compiler.write import with_listing
+from compiler.write.writer import FileDigest, text_digest
 
 
 @dataclass(frozen=True)
@@ -71,14 +72,22 @@ class CompileCache:
         reported: Sequence[Diagnostic],
         suppressed: Sequence[Suppressed],
         depends: Sequence[Path],
+        known: Mapping[str, FileDigest] | None = None,
     ) -> bool:
         """Record that out/ now holds exactly `tree` and its listing of owned files (the
         caller has just written it or found it so, with nothing foreign in out/), compiled
         from the policy files read at open, with what the compile reported and silenced and
         the files outside the policies it read; False when it was not recorded (no writable
-        cache directory)."""
+        cache directory). `known` has the FileDigest of some of the files (the rest are
+        hashed here)."""
         written = with_listing(tree)
-        digest = files_digest(written, lambda path: written[path].encode("utf-8"))
+        given = known or {}
+
+        def digest_of(path: str) -> FileDigest:
+            found = given.get(path)
+            return found if found is not None else text_digest(written[path])
+
+        digest = files_digest(written, digest_of)
         files = tuple((str(path.absolute()), file_sha256(path)) for path in depends)
         record = CompileRecord(
             self.key, digest, len(tree), tuple(reported), tuple(suppressed), files

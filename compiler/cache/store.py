@@ -20,9 +20,9 @@ from pathlib import Path
 from compiler.cache.files import prune_files, put_file, take_file
 from compiler.diagnostics import Diagnostic, Suppressed
 from compiler.file_bytes import read_whole
-from compiler.write.writer import present_files
+from compiler.write.writer import FileDigest, bytes_digest, present_files
 
-RECORD_FORMAT = "gpufleet-compile-record/2"
+RECORD_FORMAT = "gpufleet-compile-record/3"
 RECORD_SUFFIX = ".record"
 MAX_RECORDS = 256
 """Records kept (the least recently used beyond go, in batches: compiler.cache.files): one per
@@ -63,20 +63,20 @@ def out_digest(out: Path) -> str | None:
     if present.links or present.files != present.regular:
         return None
     try:
-        return files_digest(present.regular, lambda path: read_whole(f"{out}/{path}"))
+        return files_digest(present.regular, lambda path: bytes_digest(read_whole(f"{out}/{path}")))
     except OSError:
         return None
 
 
-def files_digest(paths: Iterable[str], data_of: Callable[[str], bytes]) -> str:
-    """A hash of the files at `paths` below out/ (in any order), whose bytes `data_of` gives:
-    what out_digest reads from disk, or a tree in memory that out/ was just found or made
-    equal to. Only one file's bytes are held at a time (XL's out/ is 80 MB)."""
+def files_digest(paths: Iterable[str], digest_of: Callable[[str], FileDigest]) -> str:
+    """A hash of the files at `paths` below out/ (in any order), by the FileDigest of each
+    that `digest_of` gives: of what out_digest reads from disk, or of a tree in memory that
+    out/ was just found or made equal to (known, or taken of its text). Only one file's
+    bytes are held at a time (XL's out/ is 80 MB)."""
     digest = hashlib.sha256()
     for path in sorted(paths):
-        data = data_of(path)
-        digest.update(f"{path}\0{len(data)}\0".encode("utf-8", "surrogateescape"))
-        digest.update(data)
+        size, hashed = digest_of(path)  # a file_digest is of fixed length
+        digest.update(f"{path}\0{size}\0".encode("utf-8", "surrogateescape") + hashed)
     return digest.hexdigest()
 
 

@@ -40,8 +40,9 @@ from compiler.file_bytes import read_at_most, read_whole
 from compiler.write.atomic import beside, remove
 from compiler.write.writer import (
     OWNED_LIST,
+    FileDigest,
     Staged,
-    file_digest,
+    bytes_digest,
     owned_files,
     present_files,
     write_file,
@@ -62,7 +63,7 @@ def carry_over(out: Path, staging: Path, max_digested: int = MAX_DIGESTED) -> St
     present = present_files(out)
     owned = {*owned_files(out), OWNED_LIST}
     staging.mkdir()
-    digests: dict[str, tuple[int, bytes]] = {}
+    digests: dict[str, FileDigest] = {}
     carried: list[str] = []
     made = {""}
     for path in sorted(present.files):
@@ -71,7 +72,7 @@ def carry_over(out: Path, staging: Path, max_digested: int = MAX_DIGESTED) -> St
         if regular:
             data = read_at_most(source, max_digested + 1)
             if len(data) <= max_digested:
-                digests[path] = (len(data), file_digest(data))
+                digests[path] = bytes_digest(data)
         if path in owned and not regular:
             continue  # rewritten or removed, never carried
         parent = os.path.dirname(path)

@@ -236,6 +236,22 @@ def file_digest(data: bytes) -> bytes:
     return hashlib.blake2b(data, digest_size=20).digest()
 
 
+FileDigest = tuple[int, bytes]
+"""A file's size and file_digest: what a prestage records of each file of out/, and what the
+compile cache keeps of each file of a cluster's result, so that a write compares those it
+took from the cache without encoding and hashing them again."""
+
+
+def bytes_digest(data: bytes) -> FileDigest:
+    """The FileDigest of a file's bytes."""
+    return len(data), file_digest(data)
+
+
+def text_digest(text: str) -> FileDigest:
+    """The FileDigest of `text` as the writer writes it (UTF-8)."""
+    return bytes_digest(text.encode("utf-8"))
+
+
 @dataclass(frozen=True)
 class Staged:
     """out/ carried into the staging directory beside it while the policies compiled
@@ -249,19 +265,20 @@ class Staged:
     """
 
     present: Present
-    digests: Mapping[str, tuple[int, bytes]]
+    digests: Mapping[str, FileDigest]
     carried: frozenset[str]
 
-    def holds_in(self, out: Path) -> Callable[[str, str], bool]:
-        """`holds` for _compare, from the digests (from the disk for a file without one)."""
+    def holds_in(self, out: Path, known: Mapping[str, FileDigest]) -> Callable[[str, str], bool]:
+        """`holds` for _compare, from the digests (from the disk for a file without one);
+        `known` has the FileDigest of some of the tree's files (the rest are hashed here)."""
         on_disk = _holds_in(out)
 
         def holds(path: str, text: str) -> bool:
-            known = self.digests.get(path)
-            if known is None:
+            old = self.digests.get(path)
+            if old is None:
                 return on_disk(path, text)
-            data = text.encode("utf-8")
-            return len(data) == known[0] and file_digest(data) == known[1]
+            new = known.get(path)
+            return (new if new is not None else text_digest(text)) == old
 
         return holds
 
@@ -302,7 +319,12 @@ class OutputConflict(Exception):
         super().__init__(", ".join(paths))
 
 
-def write_tree(out: Path, tree: dict[str, str], carried: Carried | None = None) -> Staleness:
+def write_tree(
+    out: Path,
+    tree: dict[str, str],
+    carried: Carried | None = None,
+    known: Mapping[str, FileDigest] | None = None,
+) -> Staleness:
     """Replace `out` with `tree` atomically, keeping files gpufleet does not own.
 
     Raises OutputConflict, before touching anything, when a file gpufleet does not own stands
@@ -312,7 +334,8 @@ def write_tree(out: Path, tree: dict[str, str], carried: Carried | None = None) 
     what changed is written there, and the staging directory is used up either way; trees
     the write is done with (the old out/ once the new one is in place, or a carried copy
     that nothing changed in) go to its `dispose` (an error it raises is ignored: the next
-    run removes what is left).
+    run removes what is left). `known` has the FileDigest of some of the tree's files, for
+    comparing them with those carried.
     """
     for path in tree:
         _check_path(path)
@@ -326,7 +349,11 @@ def write_tree(out: Path, tree: dict[str, str], carried: Carried | None = None) 
     dispose = carried.dispose if carried else remove
     try:
         remove(retired)  # a killed run's
-        changes = _carried_changes(out, tree, carried, staged) if carried and staged else None
+        changes = (
+            _carried_changes(out, tree, carried, staged, known or {})
+            if carried and staged
+            else None
+        )
         if staged is not None and changes is not None:
             present = staged.present
         else:  # nothing carried, or out/ changed since it was
@@ -359,12 +386,16 @@ def write_tree(out: Path, tree: dict[str, str], carried: Carried | None = None) 
 
 
 def _carried_changes(
-    out: Path, tree: dict[str, str], carried: Carried, staged: Staged
+    out: Path,
+    tree: dict[str, str],
+    carried: Carried,
+    staged: Staged,
+    known: Mapping[str, FileDigest],
 ) -> Staleness | None:
     """The comparison with out/ as it was carried, or None if out/ has changed since (the
     comparison, or its refusal, is then out of date too)."""
     try:
-        changes = _compare(out, tree, staged.present, staged.holds_in(out))
+        changes = _compare(out, tree, staged.present, staged.holds_in(out, known))
     except Exception:
         if carried.still_carried():
             raise
