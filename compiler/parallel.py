@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ctypes
 import multiprocessing
+import multiprocessing.connection
 import os
 import signal
 import sys
@@ -23,7 +24,7 @@ import traceback
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from typing import Any, Generic, TypeVar
 
 from compiler.diagnostics import CompileError, fail
@@ -157,6 +158,98 @@ class OrderedWork(Generic[Item, Result]):
             for index in sorted(self._pending):
                 self._done[index] = self._pending.pop(index).result()
         return self._done
+
+
+class WarmWorker:
+    """One worker process forked before its task exists, so that it warms up (imports and
+    compiles what a freshly forked worker would at its first task) while the parent goes
+    on; it is then sent one task, its function and arguments pickled.
+
+    For work that will redo few items (a compile with the cache in use): the first item to
+    redo goes to a process that is ready for it, where a worker forked once the item is known
+    would first spend longer warming up than on the item. Use it as a context manager
+    (warm_worker): leaving it stops the process, finished or not.
+    """
+
+    def __init__(self, warm_up: Callable[[], None]) -> None:
+        context = multiprocessing.get_context("fork")
+        self._connection, theirs = context.Pipe()
+        self._process = context.Process(
+            target=_serve_one, args=(theirs, os.getpid(), warm_up), daemon=True
+        )
+        self._process.start()
+        theirs.close()
+        self.taken = False
+        """Whether it has been sent its task."""
+
+    def take(self, function: Callable[..., Result], *args: Any) -> None:
+        """Send it `function(*args)` (its one task)."""
+        assert not self.taken, "a warm worker takes one task"
+        self.taken = True
+        with _failures_as_diagnostics():
+            try:
+                self._connection.send((function, args))
+            except OSError as error:  # it is gone
+                raise BrokenProcessPool(f"the warm worker is gone: {error}") from None
+
+    def result(self) -> Any:
+        """Its task's result. A CompileError raised there is raised here as in-process; any
+        other failure is GF001."""
+        with _failures_as_diagnostics():
+            try:
+                raised, value = self._connection.recv()
+            except (EOFError, OSError):
+                self._process.join(_PARENT_POLL)
+                code = self._process.exitcode
+                raise BrokenProcessPool(f"the warm worker ended (exit code {code})") from None
+            if raised:
+                raise value
+            return value
+
+    def stop(self) -> None:
+        """End the process, whatever it is doing (it writes nothing: it only sends back)."""
+        self._connection.close()
+        if self._process.is_alive():
+            self._process.kill()
+        self._process.join()
+
+
+def _serve_one(
+    connection: multiprocessing.connection.Connection,
+    parent: int,
+    warm_up: Callable[[], None],
+) -> None:
+    """The warm worker: warm up, then run the one task sent and send back (raised, value)."""
+    die_with_parent(parent)
+    with suppress(Exception):  # the task meets the same failure again, and reports it
+        warm_up()
+    try:
+        function, args = connection.recv()
+    except EOFError:  # no task came
+        return
+    try:
+        outcome: tuple[bool, Any] = (False, function(*args))
+    except CompileError as error:
+        outcome = (True, error)
+    except Exception as error:
+        outcome = (True, WorkerError(f"{type(error).__name__}: {error}", traceback.format_exc()))
+    connection.send(outcome)
+
+
+@contextmanager
+def warm_worker(wanted: bool, warm_up: Callable[[], None]) -> Iterator[WarmWorker | None]:
+    """A WarmWorker running `warm_up`, when `wanted` and more than one process may be used
+    (several CPUs, fork, GPUFLEET_WORKERS not 1); else None."""
+    configured = os.environ.get("GPUFLEET_WORKERS", "")
+    single = int(configured) <= 1 if configured.isdigit() else (os.cpu_count() or 1) <= 1
+    if not wanted or single or "fork" not in multiprocessing.get_all_start_methods():
+        yield None
+        return
+    worker = WarmWorker(warm_up)
+    try:
+        yield worker
+    finally:
+        worker.stop()
 
 
 @contextmanager

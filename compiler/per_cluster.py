@@ -14,8 +14,9 @@ problems found after solving (a broken Kueue promise, an emit error).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
 
 from compiler.cache.clusters import ClusterCache, ClusterResult
 from compiler.diagnostics import CompileError, Problems, fail
@@ -23,7 +24,7 @@ from compiler.emit.kueue_quota import overcommitted
 from compiler.emit.tree import cluster_files
 from compiler.emit.view import ClusterView
 from compiler.ir import ClusterPlan, ResolvedCluster, ResolvedFleet, Steering
-from compiler.parallel import OrderedWork, worker_count
+from compiler.parallel import OrderedWork, WarmWorker, warm_worker, worker_count
 from compiler.solve import solver
 from compiler.timings import StageTimings
 from compiler.write.writer import text_digest
@@ -45,14 +46,15 @@ def compile_clusters(
     time_limit: float,
     explain_time_limit: float,
     timings: StageTimings,
+    warm: WarmWorker | None = None,
 ) -> list[ClusterResult]:
     """Every cluster's result, in the fleet's order.
 
     A cluster whose key has an entry in `cache` is neither solved nor emitted, and the
-    clusters compiled afresh are added to it. `previous` holds what steers of the last
-    compile's plans; `time_limit` bounds each cluster's solve, and an infeasible cluster's
-    explanation gets `explain_time_limit` of its own. Raises CompileError as the module's
-    docstring says.
+    clusters compiled afresh are added to it; the first of those goes to `warm`, if given
+    (warm_cluster_worker). `previous` holds what steers of the last compile's plans;
+    `time_limit` bounds each cluster's solve, and an infeasible cluster's explanation gets
+    `explain_time_limit` of its own. Raises CompileError as the module's docstring says.
     """
 
     def fresh(cluster: ResolvedCluster) -> ClusterResult | ClusterFailure:
@@ -68,10 +70,24 @@ def compile_clusters(
     clusters = fleet.clusters
     found: dict[int, ClusterResult | ClusterFailure] = {}
     with OrderedWork(fresh, clusters, worker_count(len(clusters))) as work:
+        handed: list[int] = []  # the cluster `warm` took
 
         def start(index: int) -> None:
             with timings.stage("solve+emit"):
-                work.start(index)
+                if warm is None or warm.taken:
+                    work.start(index)
+                    return
+                cluster = clusters[index]
+                warm.take(
+                    compile_cluster,
+                    alone(fleet, cluster),
+                    cluster,
+                    previous.get(cluster.name),
+                    time_limit,
+                    explain_time_limit,
+                    cache is not None,
+                )
+                handed.append(index)
 
         if cache is None:
             for index in range(len(clusters)):
@@ -80,6 +96,8 @@ def compile_clusters(
             found.update(_look_up(cache, fleet, previous, start, timings))
         with timings.stage("solve+emit"):
             computed = work.results()
+            if warm is not None and handed:
+                computed[handed[0]] = warm.result()
     found.update(computed)
     outcomes = [found[index] for index in range(len(clusters))]
     failures = [o for o in outcomes if isinstance(o, ClusterFailure)]
@@ -91,6 +109,35 @@ def compile_clusters(
         with timings.stage("cache"):
             cache.store(fleet, previous, {results[i].plan.cluster: results[i] for i in computed})
     return results
+
+
+def alone(fleet: ResolvedFleet, cluster: ResolvedCluster) -> ResolvedFleet:
+    """The fleet as one cluster's solve and emit read it: that cluster, the priority ladder
+    and the Fleet (what its cache key holds too). This, not the whole fleet, is what is
+    pickled for a warm worker, which was forked before the fleet was resolved."""
+    return replace(fleet, clusters=(cluster,), warnings=(), teams=(), suppressions=())
+
+
+@contextmanager
+def warm_cluster_worker(wanted: bool) -> Iterator[WarmWorker | None]:
+    """A warm worker (compiler.parallel.WarmWorker) for compile_clusters, when `wanted` (the
+    compile cache is in use, so few clusters are expected to be compiled afresh) and more
+    than one process may be used. Started before load, it imports OR-Tools and compiles the
+    templates while the policies are loaded and resolved, on a core that idles meanwhile."""
+    with warm_worker(wanted, _warm_up) as worker:
+        yield worker
+
+
+def _warm_up() -> None:
+    """What a process's first cluster would cost it once: OR-Tools' cp_model imported (at
+    the first attribute read: compiler.solve.lazy) and every template compiled."""
+    from compiler.emit.render import environment
+    from compiler.solve.cpsat import cp_model
+
+    cp_model.CpModel()  # an unused model: the import is what is wanted
+    templates = environment()
+    for name in templates.list_templates(extensions=["j2"]):
+        templates.get_template(name)
 
 
 def _look_up(

@@ -14,7 +14,7 @@ from compiler.ir import ClusterPlan, ResolvedFleet, Steering
 from compiler.limits import DEFAULT_EXPLAIN_TIME_LIMIT, DEFAULT_TIME_LIMIT
 from compiler.load import load_policies
 from compiler.model import build_policies
-from compiler.per_cluster import check_kueue_promise, compile_clusters
+from compiler.per_cluster import check_kueue_promise, compile_clusters, warm_cluster_worker
 from compiler.report import build_report
 from compiler.resolve import resolve
 from compiler.solve import solve_fleet
@@ -104,11 +104,12 @@ def compile_policies(
     previous plan are those of a cached result is neither solved nor emitted: its plan and
     files come from the cache, and the clusters compiled afresh are added to it.
     """
-    fleet = resolve_policies(policies, timings, reuse)
-    cache = reuse.clusters if reuse is not None else None
-    results = compile_clusters(
-        fleet, previous or {}, cache, time_limit, explain_time_limit, timings
-    )
+    with warm_cluster_worker(reuse is not None) as warm:
+        fleet = resolve_policies(policies, timings, reuse)
+        cache = reuse.clusters if reuse is not None else None
+        results = compile_clusters(
+            fleet, previous or {}, cache, time_limit, explain_time_limit, timings, warm
+        )
     with timings.stage("emit"):
         plans = tuple(r.plan for r in results)
         tree = assemble_tree(fleet, [(r.files, list(r.synced)) for r in results])
