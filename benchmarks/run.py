@@ -348,9 +348,10 @@ Reading the numbers:
   lookups run meanwhile; emit is the fleet-wide files (Argo CD's, report.md);
 - a compile after a one-team change still loads, models and resolves the whole fleet (files
   the cache parsed before are not parsed again), then solves and emits only the clusters the
-  team is in, and writes out/: unchanged files are hard links to the old ones, which a
-  process forked at the start of the compile has already made (Speed tricks, below), so the
-  write itself only rewrites what changed and swaps;
+  team is in (the first in a worker forked and warmed up before load), and writes out/:
+  unchanged files are hard links to the old ones, which a process forked at the start of the
+  compile has already made (Speed tricks, below), and their digests come from the cache, so
+  the write itself only rewrites what changed and swaps;
 - peak RSS is that of the process holding the fleet and every emitted file; importing
   pydantic and the emitters takes 60 MiB of it before a policy is read (the solver's OR-Tools
   and numpy, 32 MiB more, are imported only where a cluster is solved: in the workers of a

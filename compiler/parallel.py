@@ -220,6 +220,7 @@ def _serve_one(
     warm_up: Callable[[], None],
 ) -> None:
     """The warm worker: warm up, then run the one task sent and send back (raised, value)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's: it stops this one
     die_with_parent(parent)
     with suppress(Exception):  # the task meets the same failure again, and reports it
         warm_up()

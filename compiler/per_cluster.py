@@ -14,8 +14,7 @@ problems found after solving (a broken Kueue promise, an emit error).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
 from compiler.cache.clusters import ClusterCache, ClusterResult
@@ -24,7 +23,7 @@ from compiler.emit.kueue_quota import overcommitted
 from compiler.emit.tree import cluster_files
 from compiler.emit.view import ClusterView
 from compiler.ir import ClusterPlan, ResolvedCluster, ResolvedFleet, Steering
-from compiler.parallel import OrderedWork, WarmWorker, warm_worker, worker_count
+from compiler.parallel import OrderedWork, WarmWorker, worker_count
 from compiler.solve import solver
 from compiler.timings import StageTimings
 from compiler.write.writer import text_digest
@@ -52,7 +51,7 @@ def compile_clusters(
 
     A cluster whose key has an entry in `cache` is neither solved nor emitted, and the
     clusters compiled afresh are added to it; the first of those goes to `warm`, if given
-    (warm_cluster_worker). `previous` holds what steers of the last compile's plans;
+    (a WarmWorker that ran warm_up). `previous` holds what steers of the last compile's plans;
     `time_limit` bounds each cluster's solve, and an infeasible cluster's explanation gets
     `explain_time_limit` of its own. Raises CompileError as the module's docstring says.
     """
@@ -69,10 +68,11 @@ def compile_clusters(
 
     clusters = fleet.clusters
     found: dict[int, ClusterResult | ClusterFailure] = {}
+    warmed: int | None = None  # the index of the cluster `warm` took
     with OrderedWork(fresh, clusters, worker_count(len(clusters))) as work:
-        handed: list[int] = []  # the cluster `warm` took
 
         def start(index: int) -> None:
+            nonlocal warmed
             with timings.stage("solve+emit"):
                 if warm is None or warm.taken:
                     work.start(index)
@@ -87,7 +87,7 @@ def compile_clusters(
                     explain_time_limit,
                     cache is not None,
                 )
-                handed.append(index)
+                warmed = index
 
         if cache is None:
             for index in range(len(clusters)):
@@ -96,8 +96,8 @@ def compile_clusters(
             found.update(_look_up(cache, fleet, previous, start, timings))
         with timings.stage("solve+emit"):
             computed = work.results()
-            if warm is not None and handed:
-                computed[handed[0]] = warm.result()
+            if warm is not None and warmed is not None:
+                computed[warmed] = warm.result()
     found.update(computed)
     outcomes = [found[index] for index in range(len(clusters))]
     failures = [o for o in outcomes if isinstance(o, ClusterFailure)]
@@ -118,19 +118,11 @@ def alone(fleet: ResolvedFleet, cluster: ResolvedCluster) -> ResolvedFleet:
     return replace(fleet, clusters=(cluster,), warnings=(), teams=(), suppressions=())
 
 
-@contextmanager
-def warm_cluster_worker(wanted: bool) -> Iterator[WarmWorker | None]:
-    """A warm worker (compiler.parallel.WarmWorker) for compile_clusters, when `wanted` (the
-    compile cache is in use, so few clusters are expected to be compiled afresh) and more
-    than one process may be used. Started before load, it imports OR-Tools and compiles the
-    templates while the policies are loaded and resolved, on a core that idles meanwhile."""
-    with warm_worker(wanted, _warm_up) as worker:
-        yield worker
-
-
-def _warm_up() -> None:
+def warm_up() -> None:
     """What a process's first cluster would cost it once: OR-Tools' cp_model imported (at
-    the first attribute read: compiler.solve.lazy) and every template compiled."""
+    the first attribute read: compiler.solve.lazy) and every template compiled. A warm
+    worker (compiler.parallel.WarmWorker) started before load does it while the policies
+    load and resolve, on a core that idles meanwhile."""
     from compiler.emit.render import environment
     from compiler.solve.cpsat import cp_model
 

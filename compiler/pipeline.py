@@ -14,7 +14,8 @@ from compiler.ir import ClusterPlan, ResolvedFleet, Steering
 from compiler.limits import DEFAULT_EXPLAIN_TIME_LIMIT, DEFAULT_TIME_LIMIT
 from compiler.load import load_policies
 from compiler.model import build_policies
-from compiler.per_cluster import check_kueue_promise, compile_clusters, warm_cluster_worker
+from compiler.parallel import warm_worker
+from compiler.per_cluster import check_kueue_promise, compile_clusters, warm_up
 from compiler.report import build_report
 from compiler.resolve import resolve
 from compiler.solve import solve_fleet
@@ -104,7 +105,9 @@ def compile_policies(
     previous plan are those of a cached result is neither solved nor emitted: its plan and
     files come from the cache, and the clusters compiled afresh are added to it.
     """
-    with warm_cluster_worker(reuse is not None) as warm:
+    # with the cache, few clusters are expected to be compiled afresh: the first goes to a
+    # worker that gets ready meanwhile
+    with warm_worker(reuse is not None, warm_up) as warm:
         fleet = resolve_policies(policies, timings, reuse)
         cache = reuse.clusters if reuse is not None else None
         results = compile_clusters(

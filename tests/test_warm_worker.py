@@ -5,6 +5,8 @@ comes out as it would from the whole fleet."""
 from __future__ import annotations
 
 import os
+import pickle
+import signal
 import time
 
 import pytest
@@ -112,12 +114,24 @@ def test_none_where_unwanted_or_one_process_is_asked_for(
 
 
 def test_a_cluster_alone_compiles_as_in_its_fleet(compiled_example: Compiled) -> None:
-    """What a warm worker is sent (the cluster, the ladder and the Fleet) gives the very
-    files, plan and synced kinds that the whole fleet gives."""
+    """What a warm worker is sent, pickled (the cluster, the ladder and the Fleet), gives the
+    very files, plan and synced kinds that the whole fleet gives."""
     fleet = compiled_example.fleet
     previous = read_previous_steering(REPO / "out")[0]
     for cluster in fleet.clusters:
         steering = previous.get(cluster.name)
         whole = compile_cluster(fleet, cluster, steering, 10.0, 10.0, digested=True)
-        one = compile_cluster(alone(fleet, cluster), cluster, steering, 10.0, 10.0, True)
+        sent = pickle.loads(pickle.dumps((alone(fleet, cluster), cluster, steering)))
+        one = compile_cluster(*sent, 10.0, 10.0, True)
         assert one == whole, cluster.name
+
+
+def test_ctrl_c_is_left_to_the_parent() -> None:
+    """A terminal's Ctrl-C reaches the whole process group: the worker neither dies of it nor
+    prints a traceback; the parent, unwinding, stops it."""
+    with warm_worker(True, _warm_up) as worker:
+        assert worker is not None
+        worker.take(time.sleep, 0.5)
+        time.sleep(0.2)  # past its start, into the task
+        os.kill(worker._process.pid, signal.SIGINT)  # type: ignore[arg-type]
+        assert worker.result() is None
