@@ -27,7 +27,6 @@ from compiler.review import (
     conflict_diagnostics,
     note_foreign,
 )
-from compiler.solve.breakdown import capacity_breakdown
 from compiler.timings import StageTimings, print_timings
 from compiler.write import OutputConflict, compare_tree, write_tree
 from compiler.write.prestage import Prestage
@@ -53,6 +52,8 @@ def run_command(
         sys.stdout.write(diagnostics_schema_text() if args.diagnostics else policy_schema_text())
         return EXIT_OK
     if args.command == "explain":
+        from compiler.solve.breakdown import capacity_breakdown
+
         compiled = compile_as_compile_would(args, report)
         fleet, plans = compiled.fleet, compiled.plans
         report(fleet.warnings)

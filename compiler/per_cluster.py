@@ -14,17 +14,15 @@ problems found after solving (a broken Kueue promise, an emit error).
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
 from compiler.cache.clusters import ClusterCache, ClusterResult
 from compiler.diagnostics import CompileError, Problems, fail
 from compiler.emit.kueue_quota import overcommitted
-from compiler.emit.tree import cluster_files
-from compiler.emit.view import ClusterView
 from compiler.ir import ClusterPlan, ResolvedCluster, ResolvedFleet, Steering
 from compiler.parallel import OrderedWork, WarmWorker, worker_count
-from compiler.solve import solver
 from compiler.timings import StageTimings
 from compiler.write.writer import text_digest
 
@@ -119,10 +117,12 @@ def alone(fleet: ResolvedFleet, cluster: ResolvedCluster) -> ResolvedFleet:
 
 
 def warm_up() -> None:
-    """What a process's first cluster would cost it once: OR-Tools' cp_model imported (at
-    the first attribute read: compiler.solve.lazy) and every template compiled. A warm
-    worker (compiler.parallel.WarmWorker) started before load does it while the policies
-    load and resolve, on a core that idles meanwhile."""
+    """What a process's first cluster would cost it once: the solver and the emitters
+    imported, OR-Tools' cp_model too (at the first attribute read: compiler.solve.lazy), and
+    every template compiled. A warm worker (compiler.parallel.WarmWorker) started before
+    load does it while the policies load and resolve, on a core that idles meanwhile."""
+    for module in ("compiler.emit.tree", "compiler.solve.solver"):  # compile_cluster's
+        importlib.import_module(module)
     from compiler.emit.render import environment
     from compiler.solve.cpsat import cp_model
 
@@ -172,6 +172,12 @@ def compile_cluster(
     """Solve one cluster and emit its files; why not, when it cannot be done. `digested`:
     with each file's digest, for a result the compile cache keeps (taken here, in the
     worker, rather than in the process that writes)."""
+    # imported where clusters are compiled: a compile whose clusters all come from the cache
+    # or from workers never imports the solver and the emitters in the process that writes
+    from compiler.emit.tree import cluster_files
+    from compiler.emit.view import ClusterView
+    from compiler.solve import solver
+
     try:
         plan = solver.solve_cluster(cluster, time_limit, previous, explain_time_limit)
     except CompileError as error:

@@ -9,7 +9,7 @@ from pathlib import Path
 from compiler.cache.reuse import Reuse
 from compiler.catalog import load_catalog
 from compiler.diagnostics import Diagnostic
-from compiler.emit import assemble_tree
+from compiler.emit.assemble import assemble_tree
 from compiler.ir import ClusterPlan, ResolvedFleet, Steering
 from compiler.limits import DEFAULT_EXPLAIN_TIME_LIMIT, DEFAULT_TIME_LIMIT
 from compiler.load import load_policies
@@ -18,7 +18,6 @@ from compiler.parallel import warm_worker
 from compiler.per_cluster import check_kueue_promise, compile_clusters, warm_up
 from compiler.report import build_report
 from compiler.resolve import resolve
-from compiler.solve import solve_fleet
 from compiler.timings import NO_TIMINGS, StageTimings
 from compiler.write.writer import FileDigest
 
@@ -58,6 +57,8 @@ def check_policies(
     `time_limit` bounds each cluster's solve; an infeasible cluster's explanation then gets
     `explain_time_limit` of its own.
     """
+    from compiler.solve import solve_fleet  # imported where solved (compile_cluster says why)
+
     fleet = resolve_policies(policies, timings)
     with timings.stage("solve"):
         plans = tuple(solve_fleet(fleet, time_limit, previous, explain_time_limit))

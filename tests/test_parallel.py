@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.generate import Size, generate
 from compiler.diagnostics import CompileError, Diagnostic, Span
 from compiler.load import load_policies
 from compiler.load.document import SourceDocument
@@ -183,3 +184,40 @@ def test_workers_die_with_a_killed_gpufleet(tmp_path: Path) -> None:
     for pid in left:
         os.kill(pid, signal.SIGKILL)
     assert not left, "workers outlived their killed parent"
+
+
+PER_CLUSTER = ("compiler.solve.solver", "compiler.emit.registry", "ortools")
+"""What only a process that compiles a cluster imports: the solver, the emitters, OR-Tools."""
+
+
+@pytest.mark.parametrize("cache", [False, True])
+def test_the_process_that_writes_compiles_no_cluster_it_need_not(
+    cache: bool, tmp_path: Path
+) -> None:
+    """Workers compile every cluster of a fleet of 8 (without the cache), or the cache gives
+    them back (with it, after an edit that moves positions only): the process that writes
+    out/ never imports the solver or the emitters (a fifth of its start-up)."""
+    policies, out = tmp_path / "policies", tmp_path / "out"
+    generate(Size(8, 12, 4, 4, 0.3, 0.0), 1, policies)
+    env = {**os.environ, "GPUFLEET_WORKERS": "2", "GPUFLEET_CACHE": str(tmp_path / "cache")}
+    if cache:
+        env.pop("GPUFLEET_NO_CACHE", None)
+    script = (
+        "import sys\n"
+        "from compiler.cli import main\n"
+        f"code = main(['compile', '--policies', {str(policies)!r}, '--out', {str(out)!r}])\n"
+        f"print(code, [m for m in {PER_CLUSTER!r} if m in sys.modules])\n"
+    )
+
+    def loaded() -> str:
+        done = subprocess.run(
+            [sys.executable, "-c", script], env=env, capture_output=True, text=True, cwd=REPO
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout.strip().splitlines()[-1]
+
+    if cache:
+        loaded()  # fills the cache
+        team = sorted((policies / "grants").glob("*.yaml"))[0]
+        team.write_text(f"# moved\n{team.read_text()}")
+    assert loaded() == "0 []"

@@ -1,6 +1,5 @@
-"""Emit: turn the resolved fleet and its plans into rendered manifests."""
+"""Emit: turn the resolved fleet and its plans into rendered manifests.
 
-from compiler.emit.manifest import Manifest
-from compiler.emit.tree import ClusterFiles, assemble_tree
-
-__all__ = ["ClusterFiles", "Manifest", "assemble_tree"]
+The package imports none of its modules: the process that writes out/ needs only the
+fleet-wide ones (compiler.emit.assemble) when the clusters are rendered elsewhere.
+"""

@@ -1,15 +1,13 @@
-"""Assemble the whole output tree: rendered manifests, kustomizations and plans."""
+"""One cluster's files: its rendered manifests, its kustomization and its plan."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-from compiler.emit.argocd import SyncedKind, argocd_manifests, synced_kind
+from compiler.emit.argocd import synced_kind
+from compiler.emit.assemble import ClusterFiles
 from compiler.emit.manifest import Manifest
 from compiler.emit.registry import EMITTERS
 from compiler.emit.render import render
 from compiler.emit.view import ClusterView
-from compiler.ir import ResolvedFleet
 
 
 def cluster_manifests(view: ClusterView) -> list[Manifest]:
@@ -29,9 +27,6 @@ def kustomization(cluster: str, manifests: list[Manifest]) -> Manifest:
     )
 
 
-ClusterFiles = tuple[dict[str, str], list[SyncedKind]]
-
-
 def cluster_files(view: ClusterView) -> ClusterFiles:
     """One cluster's rendered files (synced objects, kustomization, node and Kueue config, its
     plan) and the kinds Argo CD syncs for it."""
@@ -44,16 +39,3 @@ def cluster_files(view: ClusterView) -> ClusterFiles:
     )
     files[f"plan/{view.cluster.name}.json"] = view.plan.to_json()
     return files, kinds
-
-
-def assemble_tree(fleet: ResolvedFleet, per_cluster: Sequence[ClusterFiles]) -> dict[str, str]:
-    """Every file gpufleet owns below out/, path -> text: each cluster's files (in the fleet's
-    cluster order) and the fleet-wide indexes over them."""
-    tree: dict[str, str] = {}
-    synced: list[SyncedKind] = []
-    for files, kinds in per_cluster:
-        tree.update(files)
-        synced += kinds
-    for manifest in argocd_manifests(fleet.fleet, [c.name for c in fleet.clusters], synced):
-        tree[manifest.path] = render(manifest)
-    return dict(sorted(tree.items()))
