@@ -353,11 +353,11 @@ Reading the numbers:
   compile has already made (Speed tricks, below), and their digests come from the cache, so
   the write itself only rewrites what changed and swaps;
 - peak RSS is that of the process holding the fleet and every emitted file; importing
-  pydantic and the emitters takes 60 MiB of it before a policy is read (the solver's OR-Tools
-  and numpy, 32 MiB more, are imported only where a cluster is solved: in the workers of a
-  large fleet);
+  pydantic and the stages takes 56 MiB of it before a policy is read (the solver, the
+  emitters, OR-Tools and numpy are imported only where a cluster is compiled: in the workers
+  of a large fleet);
 - each compile is a whole process, start-up included (about 0.2 s of imports: pydantic's
-  model classes, the emitters), with the package's bytecode compiled first, as pip compiles
+  model classes, the stages), with the package's bytecode compiled first, as pip compiles
   an installed gpufleet's;
 - the machine these numbers come from is a shared VM whose speed moves by up to 40% from one
   minute to the next; the calibration line says how fast it was, and wall / floor compares
