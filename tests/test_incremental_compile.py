@@ -19,7 +19,6 @@ from pathlib import Path
 
 import pytest
 
-from compiler.cache import session
 from compiler.cache.clusters import ClusterCache, ClusterResult
 from compiler.write import writer
 from compiler.write.writer import FileDigest
@@ -147,7 +146,6 @@ def test_the_write_hashes_none_of_the_files_the_cache_gave_or_kept(
         return real(text)
 
     monkeypatch.setattr(writer, "text_digest", counted)
-    monkeypatch.setattr(session, "text_digest", counted)
     for step in ("afresh", "reused"):
         hashed.clear()
         if step == "reused":

@@ -26,7 +26,7 @@ from compiler.cache.store import (
 from compiler.diagnostics import Diagnostic, Suppressed
 from compiler.policy_files import PolicySnapshot, read_policy_files
 from compiler.write import with_listing
-from compiler.write.writer import FileDigest, text_digest
+from compiler.write.writer import FileDigest, digest_of
 
 
 @dataclass(frozen=True)
@@ -81,13 +81,7 @@ class CompileCache:
         cache directory). `known` has the FileDigest of some of the files (the rest are
         hashed here)."""
         written = with_listing(tree)
-        given = known or {}
-
-        def digest_of(path: str) -> FileDigest:
-            found = given.get(path)
-            return found if found is not None else text_digest(written[path])
-
-        digest = files_digest(written, digest_of)
+        digest = files_digest(written, lambda path: digest_of(path, written[path], known or {}))
         files = tuple((str(path.absolute()), file_sha256(path)) for path in depends)
         record = CompileRecord(
             self.key, digest, len(tree), tuple(reported), tuple(suppressed), files

@@ -252,6 +252,13 @@ def text_digest(text: str) -> FileDigest:
     return bytes_digest(text.encode("utf-8"))
 
 
+def digest_of(path: str, text: str, known: Mapping[str, FileDigest]) -> FileDigest:
+    """The FileDigest of the tree's file `path`, whose text is `text`: `known`'s, if it has
+    one (the compile cache's), else taken here."""
+    found = known.get(path)
+    return found if found is not None else text_digest(text)
+
+
 @dataclass(frozen=True)
 class Staged:
     """out/ carried into the staging directory beside it while the policies compiled
@@ -277,8 +284,7 @@ class Staged:
             old = self.digests.get(path)
             if old is None:
                 return on_disk(path, text)
-            new = known.get(path)
-            return (new if new is not None else text_digest(text)) == old
+            return digest_of(path, text, known) == old
 
         return holds
 
