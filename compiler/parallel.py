@@ -239,11 +239,10 @@ def _serve_one(
 
 @contextmanager
 def warm_worker(wanted: bool, warm_up: Callable[[], None]) -> Iterator[WarmWorker | None]:
-    """A WarmWorker running `warm_up`, when `wanted` and more than one process may be used
-    (several CPUs, fork, GPUFLEET_WORKERS not 1); else None."""
-    configured = os.environ.get("GPUFLEET_WORKERS", "")
-    single = int(configured) <= 1 if configured.isdigit() else (os.cpu_count() or 1) <= 1
-    if not wanted or single or "fork" not in multiprocessing.get_all_start_methods():
+    """A WarmWorker running `warm_up`, when `wanted` and a fleet large enough for workers
+    would get more than one (worker_count: several CPUs and fork, or GPUFLEET_WORKERS over
+    1); else None."""
+    if not wanted or worker_count(MIN_CLUSTERS_FOR_WORKERS) <= 1:
         yield None
         return
     worker = WarmWorker(warm_up)
