@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import os
 import shutil
 from collections.abc import Callable
@@ -23,6 +24,14 @@ EXAMPLE = REPO / "policies"
 
 collect_ignore = [] if os.environ.get("GPUFLEET_E2E") else ["e2e"]
 """The real-cluster suite (tests/e2e) runs with `make e2e` (GPUFLEET_E2E=1), not `make test`."""
+
+os.environ.setdefault(
+    "GPUFLEET_FUZZ_SEED", f"ci-{datetime.datetime.now(datetime.UTC).date().isoformat()}"
+)
+"""The fuzz profile's rotating seed (tests/fuzz/test_fuzz_pipeline.py): today's (UTC) unless
+set, to run a failure's cases again. It names a test, and every pytest-xdist worker must
+collect the same tests: it is fixed here, in the process that starts them (they inherit its
+environment), so a run across midnight does not give two workers two days."""
 
 settings.register_profile("suite", derandomize=True, database=None)
 """`make test`: the same examples on every run and machine, so the suite's verdict and time

@@ -9,7 +9,6 @@ reproducible all day); a failure prints how to replay it.
 
 from __future__ import annotations
 
-import datetime
 import json
 import os
 import random
@@ -31,10 +30,8 @@ from tests.fuzz.seeds import SMALL, example_tree, write_tree
 CI_CASES = int(os.environ.get("GPUFLEET_FUZZ_CASES", "140"))
 ROTATING_CASES = int(os.environ.get("GPUFLEET_FUZZ_ROTATING_CASES", "70"))
 FIXED_SEED = "ci"
-ROTATING_SEED = os.environ.get(
-    "GPUFLEET_FUZZ_SEED", f"ci-{datetime.datetime.now(datetime.UTC).date().isoformat()}"
-)
-"""Today's seed (UTC), or the one a failure named, to run its cases again."""
+ROTATING_SEED = os.environ["GPUFLEET_FUZZ_SEED"]
+"""Today's seed (UTC), or the one a failure named, to run its cases again (tests/conftest.py)."""
 EXAMPLE = example_tree()
 
 
