@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from compiler.cache.key import CompileOptions, code_digest, compile_key
+from compiler.cache.out_index import OutIndex
 from compiler.cache.store import (
     CompileRecord,
     cache_directory,
@@ -62,8 +63,10 @@ class CompileCache:
             return None
         if any(file_sha256(Path(path)) != digest for path, digest in record.depends):
             return None
-        if out_digest(self.out) != record.out:
+        index = OutIndex.open(self.directory, self.out)
+        if out_digest(self.out, index) != record.out:
             return None
+        index.save()
         return record
 
     def remember(

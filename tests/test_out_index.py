@@ -1,0 +1,165 @@
+"""The index of out/ (compiler.cache.out_index): a check reads only the files changed since the
+last one, and its verdict is the one reading every file gives."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+import compiler.cache.out_index as out_index
+import compiler.commands
+from compiler.cache.out_index import OutIndex
+from compiler.cache.store import out_digest
+from compiler.file_bytes import read_whole
+from compiler.pipeline import Compiled
+
+TICK = 0.05
+"""Longer than a tick of any file system clock this suite runs on, so that a change made
+after this sleep has a ctime of its own."""
+
+
+def _tree(root: Path) -> Path:
+    out = root / "out"
+    for index in range(6):
+        path = out / f"clusters/c{index % 2}/file-{index}.yaml"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"kind: Thing\nindex: {index}\n")
+    return out
+
+
+def _counted_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The paths the index reads from now on."""
+    reads: list[str] = []
+
+    def counted(path: str) -> bytes:
+        reads.append(path)
+        return read_whole(path)
+
+    monkeypatch.setattr(out_index, "read_whole", counted)
+    return reads
+
+
+def _indexed(cache: Path, out: Path) -> str | None:
+    """out/'s digest as a check takes it: with the index, which it then saves."""
+    index = OutIndex.open(cache, out)
+    digest = out_digest(out, index)
+    index.save()
+    return digest
+
+
+def _same_size_and_mtime(path: Path, write: Callable[[Path, bytes], object]) -> None:
+    """Flip a byte of `path` by `write`, then give it back its modification time."""
+    before = path.stat()
+    data = bytearray(path.read_bytes())
+    data[0] ^= 0x01
+    write(path, bytes(data))
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns), follow_symlinks=False)
+
+
+def _replace(path: Path, data: bytes) -> None:
+    temporary = path.with_name(path.name + ".new")
+    temporary.write_bytes(data)
+    temporary.replace(path)
+
+
+FILE = "clusters/c1/file-3.yaml"
+EDITS: dict[str, Callable[[Path], object]] = {
+    "edited in place, size and mtime kept": lambda out: _same_size_and_mtime(
+        out / FILE, lambda path, data: path.write_bytes(data)
+    ),
+    "replaced, size and mtime kept": lambda out: _same_size_and_mtime(out / FILE, _replace),
+    "chmodded": lambda out: (out / FILE).chmod(0o600),
+    "removed": lambda out: (out / FILE).unlink(),
+    "added": lambda out: (out / "clusters/c1/new.yaml").write_text("kind: New\n"),
+    "a symlink now": lambda out: ((out / FILE).unlink(), (out / FILE).symlink_to("file-1.yaml")),
+}
+
+
+@pytest.mark.parametrize("edit", EDITS.values(), ids=EDITS.keys())
+def test_a_file_changed_since_the_index_is_read_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, edit: Callable[[Path], object]
+) -> None:
+    monkeypatch.setattr(out_index, "RACY_NS", 0)  # keep files however recently written
+    out, cache = _tree(tmp_path), tmp_path / "cache"
+    _indexed(cache, out)
+    time.sleep(TICK)
+    edit(out)
+    assert _indexed(cache, out) == out_digest(out)  # what reading every file gives
+
+
+def test_an_edit_that_keeps_size_and_mtime_changes_the_digest(tmp_path: Path) -> None:
+    """The edits above are real: the digest of every file read differs after them."""
+    out = _tree(tmp_path)
+    before = out_digest(out)
+    EDITS["edited in place, size and mtime kept"](out)
+    assert out_digest(out) != before
+
+
+def test_an_unchanged_out_is_not_read_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(out_index, "RACY_NS", 0)
+    out, cache = _tree(tmp_path), tmp_path / "cache"
+    first = _indexed(cache, out)
+    reads = _counted_reads(monkeypatch)
+    assert _indexed(cache, out) == first == out_digest(out)
+    assert reads == []
+
+
+def test_a_recently_changed_file_is_not_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Files changed within RACY_NS of a check are read by every check until they are older."""
+    out, cache = _tree(tmp_path), tmp_path / "cache"
+    _indexed(cache, out)
+    assert not list(cache.glob("*.outindex"))  # nothing kept, nothing saved
+    reads = _counted_reads(monkeypatch)
+    assert _indexed(cache, out) == out_digest(out)
+    assert len(reads) == 6
+
+
+def test_an_unreadable_index_is_an_empty_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(out_index, "RACY_NS", 0)
+    out, cache = _tree(tmp_path), tmp_path / "cache"
+    _indexed(cache, out)
+    (saved,) = cache.glob("*.outindex")
+    saved.write_bytes(b"not a pickle")
+    reads = _counted_reads(monkeypatch)
+    assert _indexed(cache, out) == out_digest(out)
+    assert len(reads) == 6
+
+
+def test_a_check_from_the_record_sees_an_edit_that_keeps_size_and_mtime(
+    example_repo: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    run_cli: Callable[..., tuple[int, str, str]],
+) -> None:
+    """The whole path: a check answered from the record keeps out/'s index, and a later edit
+    of out/ that leaves its size and modification time makes the next check compile."""
+    monkeypatch.setattr(out_index, "RACY_NS", 0)
+    monkeypatch.delenv("GPUFLEET_NO_CACHE")
+    monkeypatch.setenv("GPUFLEET_CACHE", str(tmp_path / "cache"))
+    compiles: list[int] = []
+    real = compiler.commands.compile_as_compile_would
+
+    def counted(*args: object, **kwargs: object) -> Compiled:
+        compiles.append(1)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(compiler.commands, "compile_as_compile_would", counted)
+    assert run_cli("compile", "--check")[0] == 0  # compiles and records
+    assert run_cli("compile", "--check")[0] == 0 and len(compiles) == 1  # keeps the index
+    assert list((tmp_path / "cache").glob("*.outindex"))
+    time.sleep(TICK)
+    _same_size_and_mtime(example_repo / "out" / "report.md", lambda p, d: p.write_bytes(d))
+    answer = run_cli("compile", "--check")
+    assert len(compiles) == 2, "an edit of out/ was answered from the record"
+    assert answer[0] == 1
+    assert answer == run_cli("compile", "--check", "--no-cache")
