@@ -7,7 +7,9 @@ os.open/os.read/os.write, reads sized by fstat so no large buffer is allocated p
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 
 _CHUNK = 1 << 16
 
@@ -18,15 +20,34 @@ def read_at_most(path: str | os.PathLike[str], limit: int) -> bytes:
     for without the file ending (some network and FUSE file systems, /proc)."""
     descriptor = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     try:
-        # sized to one byte past the size it has now, so that most files take one read
-        chunks = [os.read(descriptor, min(limit, os.fstat(descriptor).st_size + 1))]
-        left = limit - len(chunks[0])
-        while left > 0 and chunks[-1]:
-            chunks.append(os.read(descriptor, min(left, _CHUNK)))
-            left -= len(chunks[-1])
-        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        return _read(descriptor, limit, os.fstat(descriptor).st_size)
     finally:
         os.close(descriptor)
+
+
+def read_regular(path: str | os.PathLike[str]) -> tuple[os.stat_result, bytes]:
+    """The status of the regular file `path`, taken before its bytes were read, and every
+    byte of it (OSError when it cannot be read, is a symlink or is not a regular file: a FIFO
+    is refused, not waited on)."""
+    descriptor = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
+    try:
+        status = os.fstat(descriptor)
+        if not stat.S_ISREG(status.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", os.fspath(path))
+        return status, _read(descriptor, 1 << 62, status.st_size)
+    finally:
+        os.close(descriptor)
+
+
+def _read(descriptor: int, limit: int, size: int) -> bytes:
+    """Up to `limit` bytes of the open file, `size` bytes long when it was opened."""
+    # sized to one byte past the size it has now, so that most files take one read
+    chunks = [os.read(descriptor, min(limit, size + 1))]
+    left = limit - len(chunks[0])
+    while left > 0 and chunks[-1]:
+        chunks.append(os.read(descriptor, min(left, _CHUNK)))
+        left -= len(chunks[-1])
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 def write_new(path: str, data: bytes, mode: int = 0o644) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from compiler.file_bytes import read_at_most, read_whole, write_new
+from compiler.file_bytes import read_at_most, read_regular, read_whole, write_new
 
 
 @pytest.mark.parametrize("size", [0, 1, 65_535, 65_536, 65_537, 300_000])
@@ -18,6 +18,8 @@ def test_reads_are_what_the_file_holds_up_to_the_limit(tmp_path: Path, size: int
     path.write_bytes(bytes(range(256)) * (size // 256) + b"x" * (size % 256))
     data = path.read_bytes()
     assert read_whole(path) == data
+    status, whole = read_regular(path)
+    assert whole == data and status.st_size == size and status.st_ino == path.stat().st_ino
     for limit in (0, 1, 10, size, size + 1, 70_000):
         assert read_at_most(path, limit) == data[:limit]
 
@@ -56,3 +58,24 @@ def test_a_new_file_is_never_one_found_there(tmp_path: Path) -> None:
     write_new(str(tmp_path / "new"), b"mine", 0o600)
     assert (tmp_path / "new").read_bytes() == b"mine"
     assert (tmp_path / "new").stat().st_mode & 0o777 == 0o600
+
+
+def test_read_regular_refuses_a_link_and_a_fifo_at_once(tmp_path: Path) -> None:
+    """What out/'s index reads: a regular file, never through a link, and a FIFO is refused
+    without waiting for a writer (opening one to read would block)."""
+    (tmp_path / "file").write_bytes(b"x")
+    (tmp_path / "link").symlink_to(tmp_path / "file")
+    os.mkfifo(tmp_path / "fifo")
+    for name in ("link", "fifo"):
+        outcome: list[BaseException | bytes] = []
+        thread = threading.Thread(target=_read_into, args=(tmp_path / name, outcome), daemon=True)
+        thread.start()
+        thread.join(5)
+        assert outcome and isinstance(outcome[0], OSError), f"{name}: {outcome or 'still waiting'}"
+
+
+def _read_into(path: Path, outcome: list[BaseException | bytes]) -> None:
+    try:
+        outcome.append(read_regular(path)[1])
+    except OSError as error:
+        outcome.append(error)

@@ -14,7 +14,7 @@ import compiler.cache.out_index as out_index
 import compiler.commands
 from compiler.cache.out_index import OutIndex
 from compiler.cache.store import out_digest
-from compiler.file_bytes import read_whole
+from compiler.file_bytes import read_regular
 from compiler.pipeline import Compiled
 
 TICK = 0.05
@@ -35,11 +35,11 @@ def _counted_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The paths the index reads from now on."""
     reads: list[str] = []
 
-    def counted(path: str) -> bytes:
+    def counted(path: str) -> tuple[os.stat_result, bytes]:
         reads.append(path)
-        return read_whole(path)
+        return read_regular(path)
 
-    monkeypatch.setattr(out_index, "read_whole", counted)
+    monkeypatch.setattr(out_index, "read_regular", counted)
     return reads
 
 
@@ -48,6 +48,15 @@ def _indexed(cache: Path, out: Path) -> str | None:
     index = OutIndex.open(cache, out)
     digest = out_digest(out, index)
     index.save()
+    return digest
+
+
+def _primed(cache: Path, out: Path) -> str | None:
+    """out/'s digest after the two checks that make an index of its files (the first keeps
+    the directory's identity only)."""
+    _indexed(cache, out)
+    digest = _indexed(cache, out)
+    assert len(OutIndex.open(cache, out).known) == len(list(out.rglob("*.yaml")))
     return digest
 
 
@@ -85,7 +94,7 @@ def test_a_file_changed_since_the_index_is_read_again(
 ) -> None:
     monkeypatch.setattr(out_index, "RACY_NS", 0)  # keep files however recently written
     out, cache = _tree(tmp_path), tmp_path / "cache"
-    _indexed(cache, out)
+    _primed(cache, out)
     time.sleep(TICK)
     edit(out)
     assert _indexed(cache, out) == out_digest(out)  # what reading every file gives
@@ -104,7 +113,7 @@ def test_an_unchanged_out_is_not_read_again(
 ) -> None:
     monkeypatch.setattr(out_index, "RACY_NS", 0)
     out, cache = _tree(tmp_path), tmp_path / "cache"
-    first = _indexed(cache, out)
+    first = _primed(cache, out)
     reads = _counted_reads(monkeypatch)
     assert _indexed(cache, out) == first == out_digest(out)
     assert reads == []
@@ -116,9 +125,37 @@ def test_a_recently_changed_file_is_not_kept(
     """Files changed within RACY_NS of a check are read by every check until they are older."""
     out, cache = _tree(tmp_path), tmp_path / "cache"
     _indexed(cache, out)
-    assert not list(cache.glob("*.outindex"))  # nothing kept, nothing saved
+    _indexed(cache, out)
+    assert OutIndex.open(cache, out).known == {}
     reads = _counted_reads(monkeypatch)
     assert _indexed(cache, out) == out_digest(out)
+    assert len(reads) == 6
+
+
+def test_the_first_check_of_a_directory_keeps_only_its_identity(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What CI checks once (a fresh checkout) costs no index of its files; the next check of
+    the same directory keeps them."""
+    monkeypatch.setattr(out_index, "RACY_NS", 0)
+    out, cache = _tree(tmp_path), tmp_path / "cache"
+    _indexed(cache, out)
+    assert OutIndex.open(cache, out).known == {}
+    reads = _counted_reads(monkeypatch)
+    _indexed(cache, out)
+    assert len(reads) == 6 and len(OutIndex.open(cache, out).known) == 6
+
+
+def test_an_index_is_of_one_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another directory at out/'s path is read whole, even holding the very same files."""
+    monkeypatch.setattr(out_index, "RACY_NS", 0)
+    out, cache = _tree(tmp_path), tmp_path / "cache"
+    digest = _primed(cache, out)
+    out.rename(tmp_path / "old")
+    out.mkdir()
+    (tmp_path / "old" / "clusters").rename(out / "clusters")  # the files keep their inodes
+    reads = _counted_reads(monkeypatch)
+    assert _indexed(cache, out) == digest
     assert len(reads) == 6
 
 
@@ -127,7 +164,7 @@ def test_an_unreadable_index_is_an_empty_one(
 ) -> None:
     monkeypatch.setattr(out_index, "RACY_NS", 0)
     out, cache = _tree(tmp_path), tmp_path / "cache"
-    _indexed(cache, out)
+    _primed(cache, out)
     (saved,) = cache.glob("*.outindex")
     saved.write_bytes(b"not a pickle")
     reads = _counted_reads(monkeypatch)
@@ -155,8 +192,10 @@ def test_a_check_from_the_record_sees_an_edit_that_keeps_size_and_mtime(
 
     monkeypatch.setattr(compiler.commands, "compile_as_compile_would", counted)
     assert run_cli("compile", "--check")[0] == 0  # compiles and records
-    assert run_cli("compile", "--check")[0] == 0 and len(compiles) == 1  # keeps the index
-    assert list((tmp_path / "cache").glob("*.outindex"))
+    for _ in range(2):  # out/'s identity, then its files
+        assert run_cli("compile", "--check")[0] == 0
+    assert len(compiles) == 1
+    assert OutIndex.open(tmp_path / "cache", example_repo / "out").known
     time.sleep(TICK)
     _same_size_and_mtime(example_repo / "out" / "report.md", lambda p, d: p.write_bytes(d))
     answer = run_cli("compile", "--check")
