@@ -12,6 +12,7 @@ from typing import Protocol
 import pytest
 from hypothesis import settings
 
+import compiler.commands
 from compiler.cli import main
 from compiler.ir import Steering
 from compiler.pipeline import Compiled, compile_policies
@@ -51,6 +52,20 @@ def committed_steering() -> dict[str, Steering]:
 def compiled_example() -> Compiled:
     """The example fleet compiled in memory once per session, over the committed plans."""
     return compile_policies(EXAMPLE, previous=read_previous_steering(REPO / "out")[0])
+
+
+@pytest.fixture
+def compiles(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many times the CLI compiled in full (one entry per compile)."""
+    calls: list[int] = []
+    real = compiler.commands.compile_as_compile_would
+
+    def counted(*args: object, **kwargs: object) -> Compiled:
+        calls.append(1)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(compiler.commands, "compile_as_compile_would", counted)
+    return calls
 
 
 @pytest.fixture(autouse=True)

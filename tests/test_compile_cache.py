@@ -30,20 +30,6 @@ OPTIONS = CompileOptions(10.0, 5.0, validate=False)
 
 
 @pytest.fixture
-def compiles(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """How many times the CLI compiled in full (one entry per compile)."""
-    calls: list[int] = []
-    real = compiler.commands.compile_as_compile_would
-
-    def counted(*args: object, **kwargs: object) -> Compiled:
-        calls.append(1)
-        return real(*args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(compiler.commands, "compile_as_compile_would", counted)
-    return calls
-
-
-@pytest.fixture
 def cache(example_repo: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     """The cache on, in a directory of this test's own; the example repository as cwd."""
     directory = tmp_path / "cache"
