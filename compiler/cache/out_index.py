@@ -102,8 +102,9 @@ class OutIndex:
         return digest
 
     def _keep(self, path: str, found: FileStat, digest: FileDigest) -> None:
-        """Keep `path`'s entry for the next check, unless it changed too recently."""
-        if found[5] < self.settled_before:
+        """Keep `path`'s entry for the next check: when the last check was of this directory
+        too, and the file did not change too recently."""
+        if self.seen_before and found[5] < self.settled_before:
             self.kept[path] = (found, digest)
 
     def save(self) -> None:
@@ -112,8 +113,7 @@ class OutIndex:
         already; a cache that cannot be written stays as it was)."""
         if self.tree is None or (self.seen_before and self.kept == self.known):
             return
-        kept = self.kept if self.seen_before else {}
-        put_file(self.directory, self.name, pickle.dumps((INDEX_FORMAT, self.tree, kept), 5))
+        put_file(self.directory, self.name, pickle.dumps((INDEX_FORMAT, self.tree, self.kept), 5))
 
 
 def _file_stat(status: os.stat_result) -> FileStat:

@@ -20,8 +20,7 @@ from pathlib import Path
 from compiler.cache.files import prune_files, put_file, take_file
 from compiler.cache.out_index import OutIndex
 from compiler.diagnostics import Diagnostic, Suppressed
-from compiler.file_bytes import read_whole
-from compiler.write.writer import FileDigest, bytes_digest, present_files
+from compiler.write.writer import FileDigest, present_files
 
 RECORD_FORMAT = "gpufleet-compile-record/3"
 RECORD_SUFFIX = ".record"
@@ -57,17 +56,15 @@ def cache_directory() -> Path:
     return Path(base) / "gpufleet" / "compile"
 
 
-def out_digest(out: Path, index: OutIndex | None = None) -> str | None:
+def out_digest(out: Path, index: OutIndex) -> str | None:
     """The digest of every file below `out`, or None when out/ holds a symlink, a FIFO or
-    anything else that is not a directory or a regular file, or cannot be read. With `index`,
-    a file unchanged since it last saw it is not read (compiler.cache.out_index)."""
+    anything else that is not a directory or a regular file, or cannot be read. A file that
+    `index` saw unchanged is not read again (compiler.cache.out_index)."""
     present = present_files(out)
     if present.links or present.files != present.regular:
         return None
     try:
-        if index is not None:
-            return files_digest(present.regular, lambda path: index.digest(out, path))
-        return files_digest(present.regular, lambda path: bytes_digest(read_whole(f"{out}/{path}")))
+        return files_digest(present.regular, lambda path: index.digest(out, path))
     except OSError:
         return None
 
