@@ -55,6 +55,14 @@ def _read_in_full(out: Path) -> str | None:
     return out_digest(out, OutIndex.open(out.parent / "no-cache", out))
 
 
+def _reads_every_file(cache: Path, out: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The next check reads every file of out/ (6) and gives the digest of reading them all."""
+    expected = _read_in_full(out)
+    reads = _counted_reads(monkeypatch)
+    assert _indexed(cache, out) == expected
+    assert len(reads) == 6
+
+
 def _primed(cache: Path, out: Path) -> str | None:
     """out/'s digest after the two checks that make an index of its files (the first keeps
     the directory's identity only)."""
@@ -132,10 +140,7 @@ def test_a_recently_changed_file_is_not_kept(
     _indexed(cache, out)
     _indexed(cache, out)
     assert OutIndex.open(cache, out).known == {}
-    expected = _read_in_full(out)
-    reads = _counted_reads(monkeypatch)
-    assert _indexed(cache, out) == expected
-    assert len(reads) == 6
+    _reads_every_file(cache, out, monkeypatch)
 
 
 def test_the_first_check_of_a_directory_keeps_only_its_identity(
@@ -160,9 +165,8 @@ def test_an_index_is_of_one_directory(tmp_path: Path, monkeypatch: pytest.Monkey
     out.rename(tmp_path / "old")
     out.mkdir()
     (tmp_path / "old" / "clusters").rename(out / "clusters")  # the files keep their inodes
-    reads = _counted_reads(monkeypatch)
-    assert _indexed(cache, out) == digest
-    assert len(reads) == 6
+    assert _read_in_full(out) == digest
+    _reads_every_file(cache, out, monkeypatch)
 
 
 def test_an_unreadable_index_is_an_empty_one(
@@ -173,10 +177,7 @@ def test_an_unreadable_index_is_an_empty_one(
     _primed(cache, out)
     (saved,) = cache.glob("*.outindex")
     saved.write_bytes(b"not a pickle")
-    expected = _read_in_full(out)
-    reads = _counted_reads(monkeypatch)
-    assert _indexed(cache, out) == expected
-    assert len(reads) == 6
+    _reads_every_file(cache, out, monkeypatch)
 
 
 def test_a_check_from_the_record_sees_an_edit_that_keeps_size_and_mtime(
