@@ -27,7 +27,7 @@ from compiler.diagnostics.diagnostic import Span
 from compiler.diagnostics.formats import DOCUMENT_FORMATS, FORMATS
 from compiler.diagnostics.output import DiagnosticOutput
 from compiler.limits import DEFAULT_EXPLAIN_TIME_LIMIT, DEFAULT_TIME_LIMIT
-from compiler.quick_check import answer_from_record, compile_cache
+from compiler.quick_check import answer_from_record, compile_cache, reading_out
 from compiler.repository import out_from_repository_root
 from compiler.write.lock import DEFAULT_LOCK_TIMEOUT, locked
 from compiler.write.prestage import Prestage, prestaging
@@ -307,8 +307,9 @@ def _run(args: argparse.Namespace, output: DiagnosticOutput) -> int:
             held.enter_context(locked(directory, write=write, timeout=args.lock_timeout))
             if write:  # out/ is carried into staging while the compile runs
                 prestage = held.enter_context(prestaging(directory))
-        cache = compile_cache(args)
-        answered = answer_from_record(args, output, cache)
+        with reading_out(args) as reading:
+            cache = compile_cache(args)
+            answered = answer_from_record(args, output, cache, reading)
         if answered is not None:
             return answered
         # the stages load here, not at start-up: a check answered from its record needs none

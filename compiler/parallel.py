@@ -12,14 +12,11 @@ exception, a worker killed by the kernel) is GF001.
 
 from __future__ import annotations
 
-import ctypes
 import multiprocessing
 import multiprocessing.connection
 import os
 import signal
 import sys
-import threading
-import time
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -28,16 +25,13 @@ from contextlib import contextmanager, suppress
 from typing import Any, Generic, TypeVar
 
 from compiler.diagnostics import CompileError, fail
+from compiler.lifetime import PARENT_POLL, die_with_parent
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")
 
 MIN_CLUSTERS_FOR_WORKERS = 8
 """Below this many clusters the work runs in-process."""
-
-_PR_SET_PDEATHSIG = 1
-_PARENT_POLL = 1.0
-"""Seconds between checks that the parent lives, where the kernel cannot be asked to tell."""
 
 _TASK: tuple[Callable[[Any], Any], Sequence[Any]] | None = None
 
@@ -59,36 +53,6 @@ def worker_count(items: int) -> int:
     if items < MIN_CLUSTERS_FOR_WORKERS or "fork" not in multiprocessing.get_all_start_methods():
         return 1
     return max(1, min(os.cpu_count() or 1, items))
-
-
-def die_with_parent(parent: int, how: signal.Signals = signal.SIGKILL) -> None:
-    """Worker initializer: end this worker when process `parent` ends, however it ends.
-
-    A worker waits for work from its parent; a parent killed with SIGKILL cannot tell it to
-    stop, so it would wait forever. Linux sends it the signal `how` (PR_SET_PDEATHSIG: SIGKILL
-    unless the process has clean-up of its own to do on SIGTERM); elsewhere a thread checks
-    that the parent is still there and sends it.
-    """
-    if not _signal_me_with_parent(how):
-        threading.Thread(target=_watch_parent, args=(parent, how), daemon=True).start()
-    if os.getppid() != parent:  # the parent died before the kernel was asked to tell
-        os.kill(os.getpid(), how)
-
-
-def _signal_me_with_parent(how: signal.Signals) -> bool:
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        prctl = ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
-        return False
-    return bool(prctl(_PR_SET_PDEATHSIG, how, 0, 0, 0) == 0)
-
-
-def _watch_parent(parent: int, how: signal.Signals) -> None:
-    while os.getppid() == parent:
-        time.sleep(_PARENT_POLL)
-    os.kill(os.getpid(), how)
 
 
 def _run(index: int) -> Any:
@@ -199,7 +163,7 @@ class WarmWorker:
             try:
                 raised, value = self._connection.recv()
             except (EOFError, OSError):
-                self._process.join(_PARENT_POLL)
+                self._process.join(PARENT_POLL)
                 code = self._process.exitcode
                 raise BrokenProcessPool(f"the warm worker ended (exit code {code})") from None
             if raised:

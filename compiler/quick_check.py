@@ -11,32 +11,63 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 
-from compiler.cache import CompileCache, CompileOptions
+from compiler.cache import CompileCache, CompileOptions, cache_directory
+from compiler.cache.out_reader import OutReader
 from compiler.diagnostics.codes import EXIT_OK, EXIT_STRICT
 from compiler.diagnostics.output import DiagnosticOutput
 from compiler.timings import StageTimings, print_timings
 
 
+def _cached(args: argparse.Namespace) -> bool:
+    """Whether the command is a `compile` with the cache (not --no-cache, GPUFLEET_NO_CACHE=1)."""
+    return (
+        args.command == "compile"
+        and not args.no_cache
+        and os.environ.get("GPUFLEET_NO_CACHE") != "1"
+    )
+
+
 def compile_cache(args: argparse.Namespace) -> CompileCache | None:
-    """The compile cache of a `compile` (None for other commands, with --no-cache or
-    GPUFLEET_NO_CACHE=1, or when the key cannot be computed)."""
-    if args.command != "compile" or args.no_cache or os.environ.get("GPUFLEET_NO_CACHE") == "1":
+    """The compile cache of a `compile` (None for other commands, without the cache, or when
+    the key cannot be computed)."""
+    if not _cached(args):
         return None
     options = CompileOptions(args.solver_time_limit, args.explain_time_limit, args.validate)
     return CompileCache.open(args.policies, args.out, options)
 
 
+@contextmanager
+def reading_out(args: argparse.Namespace) -> Iterator[OutReader | None]:
+    """For a `compile --check` with the cache: out/ read from now on, in a forked process,
+    while this one takes the compile key and reads the record (compiler.cache.out_reader);
+    stopped when the body ends. None for any other command."""
+    if not (_cached(args) and args.check):
+        yield None
+        return
+    reader = OutReader.start(cache_directory(), args.out)
+    try:
+        yield reader
+    finally:
+        reader.stop()
+
+
 def answer_from_record(
-    args: argparse.Namespace, output: DiagnosticOutput, cache: CompileCache | None
+    args: argparse.Namespace,
+    output: DiagnosticOutput,
+    cache: CompileCache | None,
+    reader: OutReader | None = None,
 ) -> int | None:
     """The exit code of a `compile --check` that a record answers (having reported what the
-    recorded compile reported), or None when it must compile."""
+    recorded compile reported), or None when it must compile. `reader`: reading out/ since
+    before the key was taken (reading_out)."""
     if cache is None or not args.check:
         return None
     timings = StageTimings()
     with timings.stage("cache"):
-        record = cache.up_to_date()
+        record = cache.up_to_date(reader)
     if record is None:
         return None
     output.report(record.reported)

@@ -14,13 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from compiler.cache.key import CompileOptions, code_digest, compile_key
-from compiler.cache.out_index import OutIndex
+from compiler.cache.out_reader import OutReader
 from compiler.cache.store import (
     CompileRecord,
     cache_directory,
     file_sha256,
     files_digest,
-    out_digest,
     read_record,
     write_record,
 )
@@ -55,18 +54,19 @@ class CompileCache:
             return None
         return cls(cache_directory(), out, options, code, files, key)
 
-    def up_to_date(self) -> CompileRecord | None:
+    def up_to_date(self, reader: OutReader | None = None) -> CompileRecord | None:
         """The record that says out/, as it is now, is what this compile would write (and
-        what it would say), or None."""
+        what it would say), or None. `reader`: reading out/ since before the key was taken
+        (else out/ is read here)."""
         record = read_record(self.directory, self.key)
         if record is None:
             return None
         if any(file_sha256(Path(path)) != digest for path, digest in record.depends):
             return None
-        index = OutIndex.open(self.directory, self.out)
-        if out_digest(self.out, index) != record.out:
+        reader = reader or OutReader(self.directory, self.out)
+        if reader.digest() != record.out:
             return None
-        index.save()
+        reader.keep_index()
         return record
 
     def remember(

@@ -301,7 +301,7 @@ def _carry_in_child(
         signal.signal(signal.SIGPIPE, signal.SIG_IGN)  # an error, if the parent is gone
         signal.signal(signal.SIGTERM, _end)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPPING)
-        from compiler.parallel import die_with_parent
+        from compiler.lifetime import die_with_parent
 
         die_with_parent(parent, signal.SIGTERM)
         channel, parents = ends

@@ -1,0 +1,44 @@
+"""Processes that gpufleet forks end when it ends, however it ends (die_with_parent)."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import sys
+import threading
+import time
+
+_PR_SET_PDEATHSIG = 1
+PARENT_POLL = 1.0
+"""Seconds between checks that the parent lives, where the kernel cannot be asked to tell."""
+
+
+def die_with_parent(parent: int, how: signal.Signals = signal.SIGKILL) -> None:
+    """Worker initializer: end this worker when process `parent` ends, however it ends.
+
+    A worker waits for work from its parent; a parent killed with SIGKILL cannot tell it to
+    stop, so it would wait forever. Linux sends it the signal `how` (PR_SET_PDEATHSIG: SIGKILL
+    unless the process has clean-up of its own to do on SIGTERM); elsewhere a thread checks
+    that the parent is still there and sends it.
+    """
+    if not _signal_me_with_parent(how):
+        threading.Thread(target=_watch_parent, args=(parent, how), daemon=True).start()
+    if os.getppid() != parent:  # the parent died before the kernel was asked to tell
+        os.kill(os.getpid(), how)
+
+
+def _signal_me_with_parent(how: signal.Signals) -> bool:
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return False
+    return bool(prctl(_PR_SET_PDEATHSIG, how, 0, 0, 0) == 0)
+
+
+def _watch_parent(parent: int, how: signal.Signals) -> None:
+    while os.getppid() == parent:
+        time.sleep(PARENT_POLL)
+    os.kill(os.getpid(), how)
