@@ -8,6 +8,12 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+STOPPING = {signal.SIGINT, signal.SIGTERM}
+"""The signals a forked process must not get before it has its own handlers: it would run
+the parent's (a KeyboardInterrupt there unwinds the parent's stack in the child)."""
 
 _PR_SET_PDEATHSIG = 1
 PARENT_POLL = 1.0
@@ -42,3 +48,15 @@ def _watch_parent(parent: int, how: signal.Signals) -> None:
     while os.getppid() == parent:
         time.sleep(PARENT_POLL)
     os.kill(os.getpid(), how)
+
+
+@contextmanager
+def signals_held() -> Iterator[None]:
+    """STOPPING held back for the body, a fork: the child unblocks them once it has its own
+    handlers (it never leaves the body: it ends with os._exit), the parent when the body
+    ends, where one that came meanwhile is raised."""
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, STOPPING)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)

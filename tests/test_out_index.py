@@ -13,32 +13,11 @@ import pytest
 import compiler.cache.out_index as out_index
 from compiler.cache.out_index import OutIndex
 from compiler.cache.store import out_digest
-from compiler.file_bytes import read_regular
+from tests.out_trees import counted_reads, read_in_full, tree
 
 TICK = 0.05
 """Longer than a tick of any file system clock this suite runs on, so that a change made
 after this sleep has a ctime of its own."""
-
-
-def _tree(root: Path) -> Path:
-    out = root / "out"
-    for index in range(6):
-        path = out / f"clusters/c{index % 2}/file-{index}.yaml"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(f"kind: Thing\nindex: {index}\n")
-    return out
-
-
-def _counted_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The paths the index reads from now on."""
-    reads: list[str] = []
-
-    def counted(path: str) -> tuple[os.stat_result, bytes]:
-        reads.append(path)
-        return read_regular(path)
-
-    monkeypatch.setattr(out_index, "read_regular", counted)
-    return reads
 
 
 def _indexed(cache: Path, out: Path) -> str | None:
@@ -49,16 +28,10 @@ def _indexed(cache: Path, out: Path) -> str | None:
     return digest
 
 
-def _read_in_full(out: Path) -> str | None:
-    """out/'s digest with every file read: what an index that knows nothing gives (an index
-    file that does not exist)."""
-    return out_digest(out, OutIndex.open(out.parent / "no-cache", out))
-
-
 def _reads_every_file(cache: Path, out: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The next check reads every file of out/ (6) and gives the digest of reading them all."""
-    expected = _read_in_full(out)
-    reads = _counted_reads(monkeypatch)
+    expected = read_in_full(out)
+    reads = counted_reads(monkeypatch)
     assert _indexed(cache, out) == expected
     assert len(reads) == 6
 
@@ -105,29 +78,29 @@ def test_a_file_changed_since_the_index_is_read_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, edit: Callable[[Path], object]
 ) -> None:
     monkeypatch.setattr(out_index, "RACY_NS", 0)  # keep files however recently written
-    out, cache = _tree(tmp_path), tmp_path / "cache"
+    out, cache = tree(tmp_path), tmp_path / "cache"
     _primed(cache, out)
     time.sleep(TICK)
     edit(out)
-    assert _indexed(cache, out) == _read_in_full(out)  # what reading every file gives
+    assert _indexed(cache, out) == read_in_full(out)  # what reading every file gives
 
 
 def test_an_edit_that_keeps_size_and_mtime_changes_the_digest(tmp_path: Path) -> None:
     """The edits above are real: the digest of every file read differs after them."""
-    out = _tree(tmp_path)
-    before = _read_in_full(out)
+    out = tree(tmp_path)
+    before = read_in_full(out)
     EDITS["edited in place, size and mtime kept"](out)
-    assert _read_in_full(out) != before
+    assert read_in_full(out) != before
 
 
 def test_an_unchanged_out_is_not_read_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(out_index, "RACY_NS", 0)
-    out, cache = _tree(tmp_path), tmp_path / "cache"
+    out, cache = tree(tmp_path), tmp_path / "cache"
     first = _primed(cache, out)
-    assert first == _read_in_full(out)
-    reads = _counted_reads(monkeypatch)
+    assert first == read_in_full(out)
+    reads = counted_reads(monkeypatch)
     assert _indexed(cache, out) == first
     assert reads == []
 
@@ -136,7 +109,7 @@ def test_a_recently_changed_file_is_not_kept(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Files changed within RACY_NS of a check are read by every check until they are older."""
-    out, cache = _tree(tmp_path), tmp_path / "cache"
+    out, cache = tree(tmp_path), tmp_path / "cache"
     _indexed(cache, out)
     _indexed(cache, out)
     assert OutIndex.open(cache, out).known == {}
@@ -149,10 +122,10 @@ def test_the_first_check_of_a_directory_keeps_only_its_identity(
     """What CI checks once (a fresh checkout) costs no index of its files; the next check of
     the same directory keeps them."""
     monkeypatch.setattr(out_index, "RACY_NS", 0)
-    out, cache = _tree(tmp_path), tmp_path / "cache"
+    out, cache = tree(tmp_path), tmp_path / "cache"
     _indexed(cache, out)
     assert OutIndex.open(cache, out).known == {}
-    reads = _counted_reads(monkeypatch)
+    reads = counted_reads(monkeypatch)
     _indexed(cache, out)
     assert len(reads) == 6 and len(OutIndex.open(cache, out).known) == 6
 
@@ -160,12 +133,12 @@ def test_the_first_check_of_a_directory_keeps_only_its_identity(
 def test_an_index_is_of_one_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Another directory at out/'s path is read whole, even holding the very same files."""
     monkeypatch.setattr(out_index, "RACY_NS", 0)
-    out, cache = _tree(tmp_path), tmp_path / "cache"
+    out, cache = tree(tmp_path), tmp_path / "cache"
     digest = _primed(cache, out)
     out.rename(tmp_path / "old")
     out.mkdir()
     (tmp_path / "old" / "clusters").rename(out / "clusters")  # the files keep their inodes
-    assert _read_in_full(out) == digest
+    assert read_in_full(out) == digest
     _reads_every_file(cache, out, monkeypatch)
 
 
@@ -173,7 +146,7 @@ def test_an_unreadable_index_is_an_empty_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(out_index, "RACY_NS", 0)
-    out, cache = _tree(tmp_path), tmp_path / "cache"
+    out, cache = tree(tmp_path), tmp_path / "cache"
     _primed(cache, out)
     (saved,) = cache.glob("*.outindex")
     saved.write_bytes(b"not a pickle")

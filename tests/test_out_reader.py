@@ -11,45 +11,23 @@ from pathlib import Path
 
 import pytest
 
-import compiler.cache.out_index as out_index
 import compiler.cache.out_reader as out_reader
 from compiler.cache.out_index import OutIndex
 from compiler.cache.out_reader import OutReader
-from compiler.cache.store import out_digest
-from compiler.file_bytes import read_regular
-
-
-def _tree(root: Path) -> Path:
-    out = root / "out"
-    for index in range(6):
-        path = out / f"clusters/c{index % 2}/file-{index}.yaml"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(f"kind: Thing\nindex: {index}\n")
-    return out
-
-
-def _read_here(out: Path) -> str | None:
-    """out/'s digest with every file read in this process (an index that knows nothing)."""
-    return out_digest(out, OutIndex.open(out.parent / "no-cache", out))
+from tests.out_trees import FILES, counted_reads, read_in_full, tree
 
 
 @pytest.fixture
 def reads_here(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The files of out/ read in this process from now on (a forked process counts its own)."""
-    reads: list[str] = []
-
-    def counted(path: str) -> tuple[os.stat_result, bytes]:
-        reads.append(path)
-        return read_regular(path)
-
-    monkeypatch.setattr(out_index, "read_regular", counted)
+    """The files of out/ read in this process from now on (a forked process counts its own),
+    with a reader forking one."""
     monkeypatch.delenv("GPUFLEET_WORKERS", raising=False)
-    return reads
+    return counted_reads(monkeypatch)
 
 
 def test_the_digest_is_read_in_another_process(tmp_path: Path, reads_here: list[str]) -> None:
-    out = _tree(tmp_path)
-    expected = _read_here(out)
+    out = tree(tmp_path)
+    expected = read_in_full(out)
     reads_here.clear()
     reader = OutReader.start(tmp_path / "cache", out)
     try:
@@ -62,10 +40,10 @@ def test_the_digest_is_read_in_another_process(tmp_path: Path, reads_here: list[
 def test_what_the_digest_is_of_is_out_as_it_is_when_read(tmp_path: Path) -> None:
     """A reader started after an edit sees it; one of a tree with a symlink gives None, as
     store.out_digest does."""
-    out = _tree(tmp_path)
-    before = _read_here(out)
+    out = tree(tmp_path)
+    before = read_in_full(out)
     (out / "clusters/c0/file-0.yaml").write_text("kind: Thing\nindex: edited\n")
-    edited = _read_here(out)
+    edited = read_in_full(out)
     assert edited not in (before, None)
     for expected in (edited, None):
         if expected is None:
@@ -80,25 +58,24 @@ def test_what_the_digest_is_of_is_out_as_it_is_when_read(tmp_path: Path) -> None
 def test_the_index_is_saved_only_when_the_check_says_so(tmp_path: Path) -> None:
     """The first check of a directory keeps its identity (compiler.cache.out_index): the
     index file exists once the reader was told to keep it, and not when it was stopped."""
-    out, cache = _tree(tmp_path), tmp_path / "cache"
-    index_files = lambda: sorted(cache.glob("*.outindex")) if cache.exists() else []  # noqa: E731
+    out, cache = tree(tmp_path), tmp_path / "cache"
     stopped = OutReader.start(cache, out)
-    assert stopped.digest() == _read_here(out)
+    assert stopped.digest() == read_in_full(out)
     stopped.stop()
-    assert index_files() == []
+    assert sorted(cache.glob("*.outindex")) == []
     kept = OutReader.start(cache, out)
     kept.digest()
     kept.keep_index()
     kept.stop()
-    assert len(index_files()) == 1
+    assert len(sorted(cache.glob("*.outindex"))) == 1
     assert OutIndex.open(cache, out).seen_before
 
 
 def test_a_reader_whose_process_died_reads_here(
     tmp_path: Path, reads_here: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    out = _tree(tmp_path)
-    expected = _read_here(out)
+    out = tree(tmp_path)
+    expected = read_in_full(out)
     reads_here.clear()
     here, real = os.getpid(), out_reader.out_digest
 
@@ -115,16 +92,16 @@ def test_a_reader_whose_process_died_reads_here(
         reader.keep_index()  # saved here, from what was read here
     finally:
         reader.stop()
-    assert len(reads_here) == 6
+    assert len(reads_here) == FILES
     assert OutIndex.open(tmp_path / "cache", out).seen_before
 
 
 def test_one_process_when_asked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GPUFLEET_WORKERS", "1")
-    out = _tree(tmp_path)
+    out = tree(tmp_path)
     reader = OutReader.start(tmp_path / "cache", out)
     assert reader._pid is None
-    assert reader.digest() == _read_here(out)
+    assert reader.digest() == read_in_full(out)
 
 
 def test_a_check_from_the_record_reads_out_in_another_process(

@@ -29,10 +29,7 @@ from typing import NoReturn
 
 from compiler.cache.out_index import OutIndex
 from compiler.cache.store import out_digest
-from compiler.lifetime import die_with_parent
-
-_STOPPING = {signal.SIGINT, signal.SIGTERM}
-"""Signals held back across the fork, until the process has its own handlers."""
+from compiler.lifetime import STOPPING, die_with_parent, signals_held
 
 
 class OutReader:
@@ -66,27 +63,23 @@ class OutReader:
             with suppress(Exception):
                 stream.flush()
         parent = os.getpid()
-        # no signal may reach the child before it has its own handlers (a KeyboardInterrupt
-        # there would unwind the parent's stack in the child)
-        held = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPPING)
+        ours, theirs = (digest_read, answer_write), (digest_write, answer_read)
         try:
-            pid = os.fork()
-        except OSError:  # out of processes: read here
-            pid = None
-        if pid == 0:  # nothing of the parent's may run here: all of it is in the call
-            os.close(digest_read)
-            os.close(answer_write)
-            _read_in_child(parent, directory, out, digest_write, answer_read)
-        os.close(digest_write)
-        os.close(answer_read)
-        if pid is None:
-            os.close(digest_read)
-            os.close(answer_write)
-        else:
-            reader._pid, reader._digest, reader._answer = pid, digest_read, answer_write
-        try:
-            signal.pthread_sigmask(signal.SIG_SETMASK, held)  # a signal held back arrives here
-        except BaseException:
+            with signals_held():
+                try:
+                    pid: int | None = os.fork()
+                except OSError:  # out of processes: read here
+                    pid = None
+                if pid == 0:  # nothing of the parent's may run here: all of it is in the call
+                    _read_in_child(parent, directory, out, theirs, ours)
+                for end in theirs:
+                    os.close(end)
+                if pid is None:
+                    for end in ours:
+                        os.close(end)
+                else:
+                    reader._pid, (reader._digest, reader._answer) = pid, ours
+        except BaseException:  # a signal held back, raised as the body ended
             reader.stop()
             raise
         return reader
@@ -136,14 +129,23 @@ class OutReader:
 
 
 def _read_in_child(
-    parent: int, directory: Path, out: Path, digest_write: int, answer_read: int
+    parent: int,
+    directory: Path,
+    out: Path,
+    ends: tuple[int, int],
+    parents: tuple[int, int],
 ) -> NoReturn:
-    """The forked process: read out/, send its digest, and save the index unless killed."""
+    """The forked process: read out/, send its digest down the first of its `ends`, wait for
+    the second to close, and save the index then (unless killed before). `parents`: the
+    parent's ends of the two pipes, closed here."""
     try:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent's to handle
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPPING)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOPPING)
         die_with_parent(parent)
+        for end in parents:
+            os.close(end)
+        digest_write, answer_read = ends
         index = OutIndex.open(directory, out)
         data = pickle.dumps(out_digest(out, index), protocol=pickle.HIGHEST_PROTOCOL)
         with open(digest_write, "wb") as pipe:

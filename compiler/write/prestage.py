@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from compiler.file_bytes import read_at_most, read_whole
+from compiler.lifetime import STOPPING, die_with_parent, signals_held
 from compiler.write.atomic import beside, remove
 from compiler.write.writer import (
     OWNED_LIST,
@@ -122,9 +123,6 @@ staging directory and end (also when the channel closes: the parent is gone or d
 _LENGTH = 8
 """Bytes of the length that comes before the carried result."""
 
-_STOPPING = {signal.SIGINT, signal.SIGTERM}
-"""Signals held back across the fork, until the process has its own handlers."""
-
 
 class Prestage:
     """A forked process that carries out/ into its staging directory (carry_over), sends
@@ -167,25 +165,23 @@ class Prestage:
         except OSError:  # out of descriptors: no prestage
             return None
         parent = os.getpid()
-        # no signal may reach the child before it has its own handlers (a KeyboardInterrupt
-        # there would unwind the parent's stack in the child)
-        held = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPPING)
-        try:
-            pid = os.fork()
-        except OSError:  # out of processes: no prestage
-            ours.close()
-            theirs.close()
-            signal.pthread_sigmask(signal.SIG_SETMASK, held)
-            return None
         staging = beside(out, "staging")
-        if pid == 0:  # nothing of the parent's may run here: all of it is in the call
-            _carry_in_child(out, staging, (theirs, ours), parent)
-        theirs.close()
-        prestage = cls(staging, pid, ours, no_signal)
+        prestage: Prestage | None = None
         try:
-            signal.pthread_sigmask(signal.SIG_SETMASK, held)  # a signal held back arrives here
-        except BaseException:
-            prestage.discard()
+            with signals_held():
+                try:
+                    pid = os.fork()
+                except OSError:  # out of processes: no prestage
+                    ours.close()
+                    theirs.close()
+                    return None
+                if pid == 0:  # nothing of the parent's may run here: all of it is in the call
+                    _carry_in_child(out, staging, (theirs, ours), parent)
+                theirs.close()
+                prestage = cls(staging, pid, ours, no_signal)
+        except BaseException:  # a signal held back, raised as the body ended
+            if prestage is not None:
+                prestage.discard()
             raise
         return prestage
 
@@ -300,9 +296,7 @@ def _carry_in_child(
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent's to handle
         signal.signal(signal.SIGPIPE, signal.SIG_IGN)  # an error, if the parent is gone
         signal.signal(signal.SIGTERM, _end)
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPPING)
-        from compiler.lifetime import die_with_parent
-
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOPPING)
         die_with_parent(parent, signal.SIGTERM)
         channel, parents = ends
         parents.close()
