@@ -346,9 +346,10 @@ Reading the numbers:
   worker processes for 8 clusters or more), as far as the compile waits for it: a task starts
   as soon as its cluster is found to have no cache entry, before any entry is read, so the
   lookups run meanwhile; emit is the fleet-wide files (Argo CD's, report.md);
-- check reads every file of out/ (in a process forked beside the one that takes the
-  compile key, compiler/cache/out_reader.py): its five runs follow two compiles within
-  seconds, and out/'s
+- check reads every file of out/, in a process forked beside the one that takes the
+  compile key (compiler/cache/out_reader.py: 0.72 s to 0.53 s on L in this sequence, 6
+  alternating rounds, and 0.59 s to 0.42 s repeated later, 10 rounds); its five runs follow
+  two compiles within seconds, and out/'s
   index (compiler/cache/out_index.py) spares a check only files that changed 2 s or more
   before it, from the third check of the same directory on (a check repeated later, as a
   pre-commit hook runs it, reads only what changed: 0.69 s to 0.51 s on L, 8 rounds, on a
