@@ -21,12 +21,13 @@ PARENT_POLL = 1.0
 
 
 def die_with_parent(parent: int, how: signal.Signals = signal.SIGKILL) -> None:
-    """Worker initializer: end this worker when process `parent` ends, however it ends.
+    """End this forked process when process `parent` ends, however it ends (a pool worker's
+    initializer, and the first call of every other process gpufleet forks).
 
-    A worker waits for work from its parent; a parent killed with SIGKILL cannot tell it to
-    stop, so it would wait forever. Linux sends it the signal `how` (PR_SET_PDEATHSIG: SIGKILL
-    unless the process has clean-up of its own to do on SIGTERM); elsewhere a thread checks
-    that the parent is still there and sends it.
+    A forked process waits for work from its parent, or works for it; a parent killed with
+    SIGKILL cannot tell it to stop, so it would wait, or work, for nothing. Linux sends it
+    the signal `how` (PR_SET_PDEATHSIG: SIGKILL unless the process has clean-up of its own to
+    do on SIGTERM); elsewhere a thread checks that the parent is still there and sends it.
     """
     if not _signal_me_with_parent(how):
         threading.Thread(target=_watch_parent, args=(parent, how), daemon=True).start()

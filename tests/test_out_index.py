@@ -13,7 +13,7 @@ import pytest
 import compiler.cache.out_index as out_index
 from compiler.cache.out_index import OutIndex
 from compiler.cache.store import out_digest
-from tests.out_trees import counted_reads, read_in_full, tree
+from tests.out_trees import FILES, counted_reads, read_in_full, tree
 
 TICK = 0.05
 """Longer than a tick of any file system clock this suite runs on, so that a change made
@@ -29,11 +29,11 @@ def _indexed(cache: Path, out: Path) -> str | None:
 
 
 def _reads_every_file(cache: Path, out: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The next check reads every file of out/ (6) and gives the digest of reading them all."""
+    """The next check reads every file of out/ and gives the digest of reading them all."""
     expected = read_in_full(out)
     reads = counted_reads(monkeypatch)
     assert _indexed(cache, out) == expected
-    assert len(reads) == 6
+    assert len(reads) == FILES
 
 
 def _primed(cache: Path, out: Path) -> str | None:
@@ -127,7 +127,7 @@ def test_the_first_check_of_a_directory_keeps_only_its_identity(
     assert OutIndex.open(cache, out).known == {}
     reads = counted_reads(monkeypatch)
     _indexed(cache, out)
-    assert len(reads) == 6 and len(OutIndex.open(cache, out).known) == 6
+    assert len(reads) == FILES and len(OutIndex.open(cache, out).known) == FILES
 
 
 def test_an_index_is_of_one_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

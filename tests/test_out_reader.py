@@ -17,11 +17,15 @@ from compiler.cache.out_reader import OutReader
 from tests.out_trees import FILES, counted_reads, read_in_full, tree
 
 
+@pytest.fixture(autouse=True)
+def _forking(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A reader forks its process in every test here (but the one that asks it not to)."""
+    monkeypatch.delenv("GPUFLEET_WORKERS", raising=False)
+
+
 @pytest.fixture
 def reads_here(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The files of out/ read in this process from now on (a forked process counts its own),
-    with a reader forking one."""
-    monkeypatch.delenv("GPUFLEET_WORKERS", raising=False)
+    """The files of out/ read in this process from now on (a forked process counts its own)."""
     return counted_reads(monkeypatch)
 
 
