@@ -98,7 +98,7 @@ def test_every_template_is_used_by_exactly_one_module() -> None:
         for template in TEMPLATES.glob("*.j2")
         if not template.name.startswith("_")  # partials, inlined by render.py
     }
-    assert len(users) > 20
+    assert len(users) > 10  # the glob found the templates
     assert {name: found for name, found in users.items() if len(found) != 1} == {}
     allowed = {e.__module__ for e in EMITTERS} | INDEX_MODULES | POLICY_BUILDERS
     assert {name: found[0] for name, found in users.items() if found[0] not in allowed} == {}

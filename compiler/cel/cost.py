@@ -26,7 +26,7 @@ accumulators that grow faster than a constant number of items per iteration (all
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -103,9 +103,27 @@ def bound_literal(literal: CelLiteral) -> Bound:
 def _literal(value: Literal) -> Bound:
     if isinstance(value, str):
         return Bound(0, string(len(value)))
+    # most literals hold names: of strings only, they are sized without a Bound per item (to
+    # what _list_literal and _map_literal would give: strings are free constants)
     if isinstance(value, Mapping):
+        if _strings(value) and _strings(value.values()):
+            item, key = _longest(value.values()), _longest(value)
+            return Bound(MAP_CREATE, Shape("map", len(value), item, key))
         return _map_literal([(_literal(k), _literal(v)) for k, v in value.items()])
+    if _strings(value):
+        return Bound(LIST_CREATE, Shape("list", len(value), _longest(value)))
     return _list_literal([_literal(v) for v in value])
+
+
+def _strings(values: Iterable[Literal]) -> bool:
+    return all(type(v) is str for v in values)
+
+
+def _longest(strings: Iterable[Literal]) -> Shape | None:
+    """The shape of the longest of `strings` (all strings: `_strings`); None when there is
+    none (an empty literal's item)."""
+    longest = max(map(len, strings), default=None)
+    return None if longest is None else string(longest)
 
 
 def _list_literal(items: list[Bound]) -> Bound:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 Kind = Literal["scalar", "string", "list", "map", "record", "never"]
@@ -68,8 +69,10 @@ NEVER = Shape("never")
 """What an index into an empty literal yields: no value (it is an error at runtime)."""
 
 
+@lru_cache(maxsize=1024)
 def string(max_length: int) -> Shape:
-    """A string of at most `max_length` characters."""
+    """A string of at most `max_length` characters (one object per length: literals of
+    thousands of names make few distinct ones, and merging a shape with itself is free)."""
     return Shape("string", max_length)
 
 
@@ -90,8 +93,10 @@ def record(**fields: Shape) -> Shape:
 
 def merge(a: Shape | None, b: Shape | None) -> Shape | None:
     """The least shape that bounds both `a` and `b` (None is the empty list's element)."""
-    if a is None or b is None or NEVER in (a, b):
-        return b if a is None or a == NEVER else a
+    if a is None or a.kind == "never":
+        return b
+    if b is None or b.kind == "never":
+        return a
     if a is b or (a._hash == b._hash and a == b):
         return a
     if a.kind != b.kind:

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from compiler.emit.manifest import Manifest, provenance
+from compiler.emit.render import block
 from compiler.emit.view import ClusterView
 from compiler.emit.waves import WAVES
+from compiler.emit.yaml_writer import object_yaml
 from compiler.ir import TIER_LABEL
 from compiler.versions import target
 
 WAVE_CLASSES = WAVES["DeviceClass"]
+EXPRESSION_INDENT = 10
+"""The column of the selector's lines: below `spec.selectors[0].cel.expression`."""
 
 
 def emit(view: ClusterView) -> list[Manifest]:
@@ -22,7 +28,7 @@ def emit(view: ClusterView) -> list[Manifest]:
             Manifest(
                 kind="DeviceClass",
                 name=tier.name,
-                template="deviceclass.yaml.j2",
+                builder=build,
                 values={
                     "api_version": row.dra_api,
                     "expression": tier.expression,
@@ -34,3 +40,14 @@ def emit(view: ClusterView) -> list[Manifest]:
             )
         )
     return manifests
+
+
+def build(manifest: Manifest) -> str:
+    """A DeviceClass's YAML: its one CEL selector (a literal block, as CEL reads best), and
+    the extended resource name only when it has one."""
+    values = manifest.values
+    expression = block(values["expression"], EXPRESSION_INDENT)
+    spec: dict[str, Any] = {"selectors": [{"cel": {"expression": expression}}]}
+    if values["extended_resource_name"]:
+        spec["extendedResourceName"] = values["extended_resource_name"]
+    return object_yaml(values["api_version"], manifest, {"spec": spec})

@@ -9,11 +9,13 @@ target version: flat requests on resource.k8s.io/v1beta1, `exactly` / `firstAvai
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from compiler.emit.manifest import Manifest, provenance
 from compiler.emit.view import ClusterView
 from compiler.emit.waves import WAVES
+from compiler.emit.yaml_writer import object_yaml
 from compiler.ir import TEAM_LABEL, TIER_LABEL, Guarantee, ResolvedCluster, TierInCluster
 from compiler.ir.claims import (
     claim_template_name,
@@ -69,13 +71,11 @@ def _template(cluster: ResolvedCluster, guarantee: Guarantee, count: int) -> Man
     return Manifest(
         kind="ResourceClaimTemplate",
         name=name,
-        template="resourceclaimtemplate.yaml.j2",
+        builder=build,
         values={
             "api_version": row.dra_api,
             "flat": row.flat_requests,
-            "request": REQUEST,
-            "alternatives": [{"name": a.name, "device_class": a.name} for a in alternatives],
-            "prioritized": prioritized,
+            "alternatives": [a.name for a in alternatives],
             "count": count,
             "tolerations": tolerations,
             "match_attribute": tier.tier.spec.gang_match_attribute if gang else None,
@@ -86,6 +86,57 @@ def _template(cluster: ResolvedCluster, guarantee: Guarantee, count: int) -> Man
         labels={TEAM_LABEL: guarantee.team.name, TIER_LABEL: tier.name},
         annotations=provenance(guarantee.team.source.origin, f"quotas[{tier.name}]", WAVE_CLAIMS),
     )
+
+
+def build(manifest: Manifest) -> str:
+    """A ResourceClaimTemplate's YAML: one request of `count` devices in the version's shape
+    (flat on v1beta1; `exactly` one class, or the `firstAvailable` of the tier and its
+    fallbacks, each with the tolerations), the gang's constraint and the sharing configs."""
+    values = manifest.values
+    classes, count = values["alternatives"], values["count"]
+    request: dict[str, Any] = {"name": REQUEST}
+    if values["flat"]:
+        request |= _exact(classes[0], count)
+    elif len(classes) == 1:
+        request["exactly"] = _exact(classes[0], count, values["tolerations"])
+    else:
+        request["firstAvailable"] = [
+            {"name": name} | _exact(name, count, values["tolerations"]) for name in classes
+        ]
+    devices: dict[str, Any] = {"requests": [request]}
+    if values["match_attribute"]:
+        devices["constraints"] = [
+            {"requests": [REQUEST], "matchAttribute": values["match_attribute"]}
+        ]
+    if values["configs"]:
+        devices["config"] = [_opaque(config) for config in values["configs"]]
+    return object_yaml(values["api_version"], manifest, {"spec": {"spec": {"devices": devices}}})
+
+
+def _exact(
+    device_class: str, count: int, tolerations: Sequence[dict[str, str]] = ()
+) -> dict[str, Any]:
+    """`count` devices of one class (a flat request takes no tolerations)."""
+    exact: dict[str, Any] = {
+        "deviceClassName": device_class,
+        "allocationMode": "ExactCount",
+        "count": count,
+    }
+    if tolerations:
+        exact["tolerations"] = list(tolerations)
+    return exact
+
+
+def _opaque(config: dict[str, Any]) -> dict[str, Any]:
+    """The NVIDIA driver's sharing parameters for one request."""
+    sharing: dict[str, Any] = {"strategy": config["strategy"]}
+    if config["interval"]:
+        sharing["timeSlicingConfig"] = {"interval": config["interval"]}
+    parameters = {"apiVersion": config["api_version"], "kind": config["kind"], "sharing": sharing}
+    return {
+        "requests": [config["request"]],
+        "opaque": {"driver": config["driver"], "parameters": parameters},
+    }
 
 
 def claim_templates(cluster: ResolvedCluster) -> list[Manifest]:
