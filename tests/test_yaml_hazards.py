@@ -3,6 +3,7 @@ diagnostic, within bounded time and memory, before anything expands or recurses.
 
 from __future__ import annotations
 
+import math
 import os
 import signal
 import time
@@ -306,6 +307,49 @@ def test_tags_beyond_plain_yaml_are_refused(parser: Parser, text: str) -> None:
 def test_core_tags_are_allowed() -> None:
     (doc,) = parse_documents("a: !!str 12\nb: !!int '7'\n", "f.yaml", "p/f.yaml")
     assert doc.data == {"a": "12", "b": 7}
+
+
+PLAIN_SCALARS = {
+    # YAML 1.1 reads these as booleans, a timestamp, a sexagesimal and a merge key; 1.2 as text
+    "yes": "yes",
+    "on": "on",
+    "No": "No",
+    "2024-01-01": "2024-01-01",
+    "1:30": "1:30",
+    "<<": "<<",
+    # YAML 1.2's core schema
+    "0o17": 15,
+    "0x1F": 31,
+    "-12": -12,
+    "1.5e3": 1500.0,
+    ".inf": math.inf,
+    "True": True,
+    "FALSE": False,
+    "~": None,
+    "null": None,
+    "": None,
+}
+
+
+def test_plain_scalars_are_read_under_yaml_1_2(parser: Parser) -> None:
+    """Both parse paths resolve untagged scalars by YAML 1.2's core schema, whatever libyaml's
+    YAML 1.1 resolver would make of them; quoted ones are always text."""
+    keys = [f"k{i}" for i in range(len(PLAIN_SCALARS))]
+    body = "".join(f"{k}: {v}\n" for k, v in zip(keys, PLAIN_SCALARS, strict=True))
+    quoted = "".join(f"q{k}: '{v}'\n" for k, v in zip(keys, PLAIN_SCALARS, strict=True))
+    (doc,) = parse_documents(parser.text(body + quoted), "f.yaml", "p/f.yaml")
+    for key, (text, value) in zip(keys, PLAIN_SCALARS.items(), strict=True):
+        assert doc.data[key] == value and type(doc.data[key]) is type(value), text
+        assert doc.data[f"q{key}"] == text
+
+
+@pytest.mark.parametrize("text", ["a: !!bool yes\n", "a: !!bool 1\n", "a: !!int 1.5\n"])
+def test_an_explicit_tag_the_value_does_not_fit_is_refused(parser: Parser, text: str) -> None:
+    """An explicit core tag is taken at its word, on both paths: `!!bool yes` is no boolean
+    (it was once read as the text `yes`, and `!!bool 1` as false)."""
+    diagnostic = refused(parser.text(text))
+    assert diagnostic.code == "GF107" and "cannot read" in diagnostic.message
+    assert diagnostic.span is not None and diagnostic.span.line == parser.line(1)
 
 
 def test_duplicate_keys_are_refused_even_in_flow_style(parser: Parser) -> None:

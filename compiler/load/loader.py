@@ -35,8 +35,6 @@ from compiler.policy_files import (
     scan_policy_files,
 )
 
-_LIBYAML = getattr(pyyaml, "CSafeLoader", pyyaml.SafeLoader)
-
 
 def display_path(path: FsPath) -> str:
     """The path to print for a file: relative to the working directory when below it."""
@@ -277,14 +275,15 @@ def load_file(
     return documents
 
 
-def compose(text: str, shown: str, max_nodes: int = MAX_NODES_PER_FILE) -> tuple[list[Any], bool]:
-    """The documents' root nodes, and whether plain scalars still need YAML 1.2 resolution.
+def compose(text: str, shown: str, max_nodes: int = MAX_NODES_PER_FILE) -> list[Any]:
+    """The documents' root nodes, each node tagged under YAML 1.2.
 
     The budget pass (load.budget: node and depth budgets with aliases expanded, core tags
-    only) runs on libyaml's event stream first; libyaml then composes the nodes. libyaml
-    speaks YAML 1.1 and refuses some valid YAML 1.2 (a `:` inside a plain scalar in a flow
-    mapping, e.g. a URL): a text it cannot parse goes to ruamel.yaml's YAML 1.2 composer, and
-    the syntax error stands only if ruamel.yaml cannot read it either. The same budgets are
+    only) runs on libyaml's event stream first; libyaml then composes the nodes, resolving
+    untagged scalars under YAML 1.2's core schema (_Yaml12Loader). libyaml's parser speaks
+    YAML 1.1 and refuses some valid YAML 1.2 (a `:` inside a plain scalar in a flow mapping,
+    e.g. a URL): a text it cannot parse goes to ruamel.yaml's YAML 1.2 composer, and the
+    syntax error stands only if ruamel.yaml cannot read it either. The same budgets are
     checked on ruamel.yaml's events before it composes anything.
     """
     try:
@@ -297,12 +296,12 @@ def compose(text: str, shown: str, max_nodes: int = MAX_NODES_PER_FILE) -> tuple
 
         try:
             check_yaml12_budget(YAML(typ="safe", pure=True).parse(text), shown, max_nodes)
-            return list(YAML(typ="safe", pure=True).compose_all(text)), False
+            return list(YAML(typ="safe", pure=True).compose_all(text))
         except (YAMLError, RecursionError, AssertionError):
             # ruamel.yaml asserts on some input it cannot read (a %YAML version it does not
             # know, for one): it cannot read the text either, so libyaml's error stands.
             raise error from None
-    return list(pyyaml.compose_all(text, Loader=_LIBYAML)), True
+    return list(pyyaml.compose_all(text, Loader=_Yaml12Loader))
 
 
 def parse_documents(
@@ -318,11 +317,10 @@ def parse_documents(
     """
     documents: list[SourceDocument] = []
     try:
-        roots, resolve_plain = compose(text, shown, max_nodes)
-        for index, root in enumerate(roots):
-            if root is None or (root.id == "scalar" and _tag(root, resolve_plain) == _NULL):
+        for index, root in enumerate(compose(text, shown, max_nodes)):
+            if root is None or (root.id == "scalar" and root.tag == _NULL):
                 continue
-            converter = _Converter(shown, resolve_plain, max_nodes)
+            converter = _Converter(shown, max_nodes)
             converter.positions[()] = pack_position(*_position(root))
             data = converter.convert(root, (), 0)
             documents.append(SourceDocument(shown, origin, index, data, converter.positions))
@@ -363,33 +361,25 @@ _CORE_SCHEMA = (  # YAML 1.2 core schema, for plain scalars
         ),
     ),
 )
-_LIBYAML_RESOLVER = pyyaml.resolver.Resolver()
-
-
-def _tag(node: Any, resolve_plain: bool) -> str:
-    """The node's tag under YAML 1.2: libyaml's YAML 1.1 guess is redone for plain scalars
-    that were not tagged explicitly (`yes` stays a string, `0o17` is an int)."""
-    tag: str = node.tag
-    if not resolve_plain or node.id != "scalar" or node.style not in (None, ""):
-        return tag
-    if tag != _yaml11_tag(node.value):
-        return tag  # an explicit tag, e.g. `!!str 123`
-    return _yaml12_tag(node.value)
-
-
-@lru_cache(maxsize=65536)
-def _yaml11_tag(value: str) -> str:
-    """The tag libyaml's resolver gives an untagged plain scalar."""
-    resolved: str = _LIBYAML_RESOLVER.resolve(  # type: ignore[no-untyped-call]
-        pyyaml.ScalarNode, value, (True, False)
-    )
-    return resolved
 
 
 @lru_cache(maxsize=65536)
 def _yaml12_tag(value: str) -> str:
     """The tag of a plain scalar under the YAML 1.2 core schema."""
     return next((t for t, pattern in _CORE_SCHEMA if pattern.match(value)), _STR)
+
+
+class _Yaml12Loader(getattr(pyyaml, "CSafeLoader", pyyaml.SafeLoader)):  # type: ignore[misc]
+    """libyaml's composer (PyYAML's pure-Python one where libyaml is missing), with untagged
+    scalars resolved under the YAML 1.2 core schema rather than PyYAML's YAML 1.1 rules: `yes`
+    stays a string, `0o17` is an int. Explicit tags are libyaml's to keep."""
+
+    def resolve(self, kind: type[Any], value: Any, implicit: tuple[bool, bool]) -> str:
+        if kind is not pyyaml.ScalarNode:
+            return _SEQ if kind is pyyaml.SequenceNode else _MAP
+        if not implicit[0]:  # quoted, or the non-specific tag `!`
+            return _STR
+        return _MERGE if value == "<<" else _yaml12_tag(value)
 
 
 def _position(node: Any) -> tuple[int, int]:
@@ -401,9 +391,8 @@ def _position(node: Any) -> tuple[int, int]:
 class _Converter:
     """Turns composed nodes into builtins, recording a span for every node."""
 
-    def __init__(self, file: str, resolve_plain: bool, max_nodes: int) -> None:
+    def __init__(self, file: str, max_nodes: int) -> None:
         self.file = file
-        self.resolve_plain = resolve_plain
         self.max_nodes = max_nodes
         self.positions: dict[Path, int] = {}
         self.nodes = 0
@@ -424,7 +413,7 @@ class _Converter:
             raise fail("GF103", message, self._at(path), hint)
         if depth > MAX_DEPTH:
             raise fail("GF103", f"nesting deeper than {MAX_DEPTH} levels", self._at(path))
-        tag = _tag(node, self.resolve_plain)
+        tag = node.tag
         if node.id == "mapping" and tag in (_MAP, _MERGE):
             return self._mapping(node, path, depth)
         if node.id == "sequence" and tag == _SEQ:
@@ -483,7 +472,7 @@ class _Converter:
         result: dict[str, Any] = {}
         keys: dict[str, Any] = {}
         for key_node, value_node in self._pairs(node):
-            key_tag = _tag(key_node, self.resolve_plain)
+            key_tag = key_node.tag
             if key_node.id != "scalar" or key_tag not in _SCALARS:
                 raise fail("GF107", "mapping keys must be plain scalars", self.span_of(key_node))
             key = self._scalar(key_node, key_tag)
@@ -536,11 +525,19 @@ def _float(text: str) -> float:
     return _SPECIAL_FLOATS.get(text.lower()) or float(text.replace("_", ""))
 
 
+def _bool(text: str) -> bool:
+    """YAML 1.2's booleans only: an explicit `!!bool yes` (or `!!bool no`) is no bool."""
+    if text.lower() not in ("true", "false"):
+        raise ValueError(f"not a boolean: {text}")
+    return text.lower() == "true"
+
+
 _SCALARS: dict[str, Callable[[str], Any]] = {
     _STR: _text,
     _INT: _int,
     _FLOAT: _float,
-    _BOOL: lambda text: text.lower() == "true",
+    _BOOL: _bool,
     _NULL: lambda text: None,
     _TIMESTAMP: _timestamp,  # kept as written: no field of the policy language is a timestamp
+    _MERGE: _text,  # `<<` merges only as a key (_Converter._pairs); as a value it is text
 }
