@@ -446,8 +446,11 @@ class _Converter:
 
     def _pairs(self, node: Any) -> list[tuple[Any, Any]]:
         """The mapping's key/value nodes with `<<` merges applied (own keys win)."""
-        own = [(k, v) for k, v in node.value if k.tag != _MERGE]
         merges = [k for k, _ in node.value if k.tag == _MERGE]
+        if not merges:  # most mappings
+            pairs: list[tuple[Any, Any]] = node.value
+            return pairs
+        own = [(k, v) for k, v in node.value if k.tag != _MERGE]
         if len(merges) > 1:
             hint = "merge several mappings with one key: `<<: [*a, *b]`"
             raise fail("GF102", "duplicate merge key `<<`", self.span_of(merges[1]), hint)
