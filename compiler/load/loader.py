@@ -514,7 +514,7 @@ def _int(text: str) -> int:
 
 
 def _timestamp(text: str) -> str:
-    """A date YAML 1.1 would read as a timestamp: kept as written, but it must be a real date."""
+    """An explicit `!!timestamp`: kept as written, but it must be a real date."""
     datetime.date.fromisoformat(text[:10])
     return text
 
