@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-import compiler.cache.out_index as out_index
+import compiler.cache.settled as settled
 from compiler.cache.out_index import OutIndex
+from compiler.cache.settled import Settled
 from compiler.cache.store import out_digest
 from tests.out_trees import FILES, counted_reads, read_in_full, tree
 
@@ -38,8 +39,9 @@ def _reads_every_file(cache: Path, out: Path, monkeypatch: pytest.MonkeyPatch) -
 
 def _primed(cache: Path, out: Path) -> str | None:
     """out/'s digest after the two checks that make an index of its files (the first keeps
-    the directory's identity only)."""
+    the directory's identity only), a tick after its files were written."""
     _indexed(cache, out)
+    time.sleep(TICK)
     digest = _indexed(cache, out)
     assert len(OutIndex.open(cache, out).known) == len(list(out.rglob("*.yaml")))
     return digest
@@ -77,7 +79,7 @@ EDITS: dict[str, Callable[[Path], object]] = {
 def test_a_file_changed_since_the_index_is_read_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, edit: Callable[[Path], object]
 ) -> None:
-    monkeypatch.setattr(out_index, "RACY_NS", 0)  # keep files however recently written
+    monkeypatch.setattr(settled, "RACY_NS", 0)  # keep files however recently written
     out, cache = tree(tmp_path), tmp_path / "cache"
     _primed(cache, out)
     time.sleep(TICK)
@@ -96,7 +98,7 @@ def test_an_edit_that_keeps_size_and_mtime_changes_the_digest(tmp_path: Path) ->
 def test_an_unchanged_out_is_not_read_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(out_index, "RACY_NS", 0)
+    monkeypatch.setattr(settled, "RACY_NS", 0)
     out, cache = tree(tmp_path), tmp_path / "cache"
     first = _primed(cache, out)
     assert first == read_in_full(out)
@@ -105,10 +107,46 @@ def test_an_unchanged_out_is_not_read_again(
     assert reads == []
 
 
-def test_a_recently_changed_file_is_not_kept(
+def test_files_changed_before_a_check_are_kept_by_it(tmp_path: Path) -> None:
+    """By the file system's own clock (compiler.cache.settled), a file written just before a
+    check is kept by it: a check right after a compile does not wait RACY_NS to keep out/."""
+    out, cache = tree(tmp_path), tmp_path / "cache"
+    cache.mkdir()
+    if Settled.now(cache).device is None:
+        pytest.skip("no O_TMPFILE here: the file system's clock cannot be read")
+    time.sleep(TICK)  # the next tick of the file system's clock
+    _indexed(cache, out)
+    _indexed(cache, out)
+    assert len(OutIndex.open(cache, out).known) == FILES
+
+
+def test_a_file_is_kept_only_when_stamped_before_the_check_started(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Files changed within RACY_NS of a check are read by every check until they are older."""
+    """A file replaced just before a check starts is kept exactly when its file system
+    stamped it before the check's start. The system clock does not decide (a file system's
+    stamps lag it by up to a tick), and neither does a stamp equal to the start's: a change
+    made after the start could have that stamp too, and keep every time the file had."""
+    monkeypatch.setattr(settled, "RACY_NS", 0)  # the system clock alone would keep them all
+    out, cache = tree(tmp_path), tmp_path / "cache"
+    _primed(cache, out)
+    if OutIndex.open(cache, out).settled.device is None:
+        pytest.skip("no O_TMPFILE here: the file system's clock cannot be read")
+    for round_ in range(20):
+        _replace(out / FILE, f"kind: Replaced\nround: {round_}\n".encode())
+        index = OutIndex.open(cache, out)
+        assert out_digest(out, index) == read_in_full(out)
+        stamped_before = (out / FILE).stat().st_ctime_ns < index.settled.stamp
+        assert (FILE in index.kept) == stamped_before
+        assert len(index.kept) == FILES - 1 + stamped_before
+
+
+def test_without_the_file_systems_clock_recent_changes_wait_racy_ns(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the file system's clock cannot be read, files changed within RACY_NS of a check
+    are read by every check until they are older."""
+    monkeypatch.delattr(os, "O_TMPFILE", raising=False)
     out, cache = tree(tmp_path), tmp_path / "cache"
     _indexed(cache, out)
     _indexed(cache, out)
@@ -116,15 +154,23 @@ def test_a_recently_changed_file_is_not_kept(
     _reads_every_file(cache, out, monkeypatch)
 
 
+def test_a_stamp_bounds_only_files_on_its_own_file_system() -> None:
+    """A file on another device is held to the system clock (less RACY_NS), not the stamp."""
+    start = Settled(system=1_000, device=7, stamp=5_000)
+    assert start((7, 1, 0o100644, 1, 0, 4_999)) and not start((7, 1, 0o100644, 1, 0, 5_000))
+    assert not start((8, 1, 0o100644, 1, 0, 4_999)) and start((8, 1, 0o100644, 1, 0, 999))
+
+
 def test_the_first_check_of_a_directory_keeps_only_its_identity(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """What CI checks once (a fresh checkout) costs no index of its files; the next check of
     the same directory keeps them."""
-    monkeypatch.setattr(out_index, "RACY_NS", 0)
+    monkeypatch.setattr(settled, "RACY_NS", 0)
     out, cache = tree(tmp_path), tmp_path / "cache"
     _indexed(cache, out)
     assert OutIndex.open(cache, out).known == {}
+    time.sleep(TICK)  # the files are a tick old: the next check may keep them
     reads = counted_reads(monkeypatch)
     _indexed(cache, out)
     assert len(reads) == FILES and len(OutIndex.open(cache, out).known) == FILES
@@ -132,7 +178,7 @@ def test_the_first_check_of_a_directory_keeps_only_its_identity(
 
 def test_an_index_is_of_one_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Another directory at out/'s path is read whole, even holding the very same files."""
-    monkeypatch.setattr(out_index, "RACY_NS", 0)
+    monkeypatch.setattr(settled, "RACY_NS", 0)
     out, cache = tree(tmp_path), tmp_path / "cache"
     digest = _primed(cache, out)
     out.rename(tmp_path / "old")
@@ -145,7 +191,7 @@ def test_an_index_is_of_one_directory(tmp_path: Path, monkeypatch: pytest.Monkey
 def test_an_unreadable_index_is_an_empty_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(out_index, "RACY_NS", 0)
+    monkeypatch.setattr(settled, "RACY_NS", 0)
     out, cache = tree(tmp_path), tmp_path / "cache"
     _primed(cache, out)
     (saved,) = cache.glob("*.outindex")
@@ -162,7 +208,7 @@ def test_a_check_from_the_record_sees_an_edit_that_keeps_size_and_mtime(
 ) -> None:
     """The whole path: a check answered from the record keeps out/'s index, and a later edit
     of out/ that leaves its size and modification time makes the next check compile."""
-    monkeypatch.setattr(out_index, "RACY_NS", 0)
+    monkeypatch.setattr(settled, "RACY_NS", 0)
     monkeypatch.delenv("GPUFLEET_NO_CACHE")
     monkeypatch.setenv("GPUFLEET_CACHE", str(tmp_path / "cache"))
     assert run_cli("compile", "--check")[0] == 0  # compiles and records

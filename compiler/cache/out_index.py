@@ -9,9 +9,10 @@ lstat is the same is not read again. Writing to a file or changing its mode move
 time (ctime), which no call can set back; replacing it gives it another inode.
 
 A file changed shortly before a check read it could change again within the same tick of the
-file system's clock and keep every time it had. So a file is kept only once its ctime is
-RACY_NS older than the start of the check that read it; a younger one is read at every check
-until it is that old (git's "racily clean" entries).
+file system's clock and keep every time it had. So a file is kept only when it last changed
+before the check started, by its file system's clock where the check can read it, else
+RACY_NS before by the system clock (compiler.cache.settled); a younger one is read at every
+check until it is that old (git's "racily clean" entries).
 
 An index is of one directory: out/'s device and inode, not only its path. A check that finds
 no index of the directory it checks keeps that directory's identity only, and the next check
@@ -30,22 +31,16 @@ from __future__ import annotations
 import hashlib
 import os
 import pickle
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from compiler.cache.files import put_file, take_file
+from compiler.cache.settled import FileStat, Settled, file_stat
 from compiler.file_bytes import read_regular
 from compiler.write.writer import FileDigest, bytes_digest
 
 INDEX_FORMAT = "gpufleet-out-index/2"
 INDEX_SUFFIX = ".outindex"
-RACY_NS = 2_000_000_000
-"""How much older than a check a file's last change must be for the check to keep its lstat:
-2 s, the coarsest timestamps of a file system Linux mounts (FAT's modification time)."""
-
-FileStat = tuple[int, int, int, int, int, int]
-"""(device, inode, mode, size, mtime_ns, ctime_ns) of an lstat."""
 
 
 @dataclass
@@ -61,15 +56,16 @@ class OutIndex:
     """What the last check of this directory kept, by path below out/."""
     seen_before: bool
     """Whether the last check was of this directory: only then are its files kept."""
-    settled_before: int = field(default_factory=lambda: time.time_ns() - RACY_NS)
-    """A file whose ctime is this or later changed too recently to be kept."""
+    settled: Settled
+    """Whether a file changed early enough to be kept (taken when the check starts)."""
     kept: dict[str, tuple[FileStat, FileDigest]] = field(default_factory=dict)
     """What this check keeps for the next."""
 
     @classmethod
     def open(cls, directory: Path, out: Path) -> OutIndex:
         """The index of `out` kept in the cache `directory` (empty when there is none of the
-        directory now at that path)."""
+        directory now at that path). The check starts now (`settled`)."""
+        settled = Settled.now(directory)
         name = hashlib.sha256(os.fsencode(out.absolute())).hexdigest()[:32] + INDEX_SUFFIX
         try:
             status = os.lstat(out)
@@ -81,30 +77,30 @@ class OutIndex:
             try:
                 format_, saved_tree, entries = pickle.loads(data)
                 if format_ == INDEX_FORMAT and saved_tree == tree and isinstance(entries, dict):
-                    return cls(directory, name, tree, entries, seen_before=True)
+                    return cls(directory, name, tree, entries, True, settled)
             except Exception:  # an unreadable index (cut short, another format) is empty
                 pass
-        return cls(directory, name, tree, {}, seen_before=False)
+        return cls(directory, name, tree, {}, False, settled)
 
     def digest(self, out: Path, path: str) -> FileDigest:
         """The FileDigest of regular file `path` below `out`: the kept one when its lstat is
         unchanged, else read (OSError when it is not a regular file or cannot be read)."""
         full = f"{out}/{path}"
         entry = self.known.get(path)
-        if entry is not None and _file_stat(os.lstat(full)) == entry[0]:
+        if entry is not None and file_stat(os.lstat(full)) == entry[0]:
             self._keep(path, *entry)
             return entry[1]
         # the status is taken before the bytes are read: a change in between is in the
         # bytes, or moves the ctime
         status, data = read_regular(full)
         digest = bytes_digest(data)
-        self._keep(path, _file_stat(status), digest)
+        self._keep(path, file_stat(status), digest)
         return digest
 
     def _keep(self, path: str, found: FileStat, digest: FileDigest) -> None:
         """Keep `path`'s entry for the next check: when the last check was of this directory
         too, and the file did not change too recently."""
-        if self.seen_before and found[5] < self.settled_before:
+        if self.seen_before and self.settled(found):
             self.kept[path] = (found, digest)
 
     def save(self) -> None:
@@ -114,14 +110,3 @@ class OutIndex:
         if self.tree is None or (self.seen_before and self.kept == self.known):
             return
         put_file(self.directory, self.name, pickle.dumps((INDEX_FORMAT, self.tree, self.kept), 5))
-
-
-def _file_stat(status: os.stat_result) -> FileStat:
-    return (
-        status.st_dev,
-        status.st_ino,
-        status.st_mode,
-        status.st_size,
-        status.st_mtime_ns,
-        status.st_ctime_ns,
-    )
