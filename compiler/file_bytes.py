@@ -8,6 +8,7 @@ os.open/os.read/os.write, reads sized by fstat so no large buffer is allocated p
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import stat
 
@@ -25,16 +26,18 @@ def read_at_most(path: str | os.PathLike[str], limit: int) -> bytes:
         os.close(descriptor)
 
 
-def read_regular(path: str | os.PathLike[str]) -> tuple[os.stat_result, bytes]:
-    """The status of the regular file `path`, taken before its bytes were read, and every
-    byte of it (OSError when it cannot be read, is a symlink or is not a regular file: a FIFO
-    is refused, not waited on)."""
+def read_regular(
+    path: str | os.PathLike[str], limit: int = 1 << 62
+) -> tuple[os.stat_result, bytes]:
+    """The status of the regular file `path`, taken before its bytes were read, and its first
+    `limit` bytes, all of them when shorter (OSError when it cannot be read, is a symlink or
+    is not a regular file: a FIFO is refused, not waited on)."""
     descriptor = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK)
     try:
         status = os.fstat(descriptor)
         if not stat.S_ISREG(status.st_mode):
             raise OSError(errno.EINVAL, "not a regular file", os.fspath(path))
-        return status, _read(descriptor, 1 << 62, status.st_size)
+        return status, _read(descriptor, limit, status.st_size)
     finally:
         os.close(descriptor)
 
@@ -66,3 +69,15 @@ def write_new(path: str, data: bytes, mode: int = 0o644) -> None:
 def read_whole(path: str | os.PathLike[str]) -> bytes:
     """Every byte of the file `path` (OSError when it cannot be read)."""
     return read_at_most(path, 1 << 62)
+
+
+FileDigest = tuple[int, bytes]
+"""A file's size and the blake2b (160 bits) of its bytes: what a prestage records of each file
+of out/, what the file indexes keep (compiler.cache.file_index), and what the compile cache
+keeps of each file of a cluster's result, so that a write compares those it took from the
+cache without encoding and hashing them again."""
+
+
+def bytes_digest(data: bytes) -> FileDigest:
+    """The FileDigest of a file's bytes."""
+    return len(data), hashlib.blake2b(data, digest_size=20).digest()

@@ -10,6 +10,7 @@ from compiler.cache.reuse import Reuse
 from compiler.catalog import load_catalog
 from compiler.diagnostics import Diagnostic
 from compiler.emit.assemble import assemble_tree
+from compiler.file_bytes import FileDigest
 from compiler.ir import ClusterPlan, ResolvedFleet, Steering
 from compiler.limits import DEFAULT_EXPLAIN_TIME_LIMIT, DEFAULT_TIME_LIMIT
 from compiler.load import load_policies
@@ -19,7 +20,6 @@ from compiler.per_cluster import check_kueue_promise, compile_clusters, warm_up
 from compiler.report import build_report
 from compiler.resolve import resolve
 from compiler.timings import NO_TIMINGS, StageTimings
-from compiler.write.writer import FileDigest
 
 REPORT = "report.md"
 """The capacity report below out/; compared with no previous plan, so out/ stays a pure

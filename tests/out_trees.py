@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-import compiler.cache.out_index as out_index
-from compiler.cache.out_index import OutIndex
+import compiler.cache.file_index as file_index
+from compiler.cache.file_index import OUT_INDEX, FileIndex
 from compiler.cache.store import out_digest
 from compiler.file_bytes import read_regular
 
@@ -27,18 +27,18 @@ def tree(root: Path) -> Path:
 
 
 def counted_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The paths out/'s index reads from now on, in this process."""
+    """The paths a file index reads from now on, in this process."""
     reads: list[str] = []
 
-    def counted(path: str) -> tuple[os.stat_result, bytes]:
+    def counted(path: str, limit: int = 1 << 62) -> tuple[os.stat_result, bytes]:
         reads.append(path)
-        return read_regular(path)
+        return read_regular(path, limit)
 
-    monkeypatch.setattr(out_index, "read_regular", counted)
+    monkeypatch.setattr(file_index, "read_regular", counted)
     return reads
 
 
 def read_in_full(out: Path) -> str | None:
     """out/'s digest with every file read: what an index that knows nothing gives (an index
     file that does not exist)."""
-    return out_digest(out, OutIndex.open(out.parent / "no-cache", out))
+    return out_digest(out, FileIndex.open(out.parent / "no-cache", out, OUT_INDEX))

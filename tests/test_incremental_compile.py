@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 
 from compiler.cache.clusters import ClusterCache, ClusterResult
+from compiler.file_bytes import FileDigest
 from compiler.write import writer
-from compiler.write.writer import FileDigest
 from tests.random_fleets import fleet
 
 Cli = Callable[..., tuple[int, str, str]]

@@ -1,4 +1,4 @@
-"""The index of out/ (compiler.cache.out_index): a check reads only the files changed since the
+"""The index of out/ (compiler.cache.file_index): a check reads only the files changed since the
 last one, and its verdict is the one reading every file gives."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import compiler.cache.settled as settled
-from compiler.cache.out_index import OutIndex
+from compiler.cache.file_index import OUT_INDEX, FileIndex
 from compiler.cache.settled import Settled
 from compiler.cache.store import out_digest
 from tests.out_trees import FILES, counted_reads, read_in_full, tree
@@ -23,7 +23,7 @@ after this sleep has a ctime of its own."""
 
 def _indexed(cache: Path, out: Path) -> str | None:
     """out/'s digest as a check takes it: with the index, which it then saves."""
-    index = OutIndex.open(cache, out)
+    index = FileIndex.open(cache, out, OUT_INDEX)
     digest = out_digest(out, index)
     index.save()
     return digest
@@ -43,7 +43,7 @@ def _primed(cache: Path, out: Path) -> str | None:
     _indexed(cache, out)
     time.sleep(TICK)
     digest = _indexed(cache, out)
-    assert len(OutIndex.open(cache, out).known) == len(list(out.rglob("*.yaml")))
+    assert len(FileIndex.open(cache, out, OUT_INDEX).known) == len(list(out.rglob("*.yaml")))
     return digest
 
 
@@ -117,7 +117,7 @@ def test_files_changed_before_a_check_are_kept_by_it(tmp_path: Path) -> None:
     time.sleep(TICK)  # the next tick of the file system's clock
     _indexed(cache, out)
     _indexed(cache, out)
-    assert len(OutIndex.open(cache, out).known) == FILES
+    assert len(FileIndex.open(cache, out, OUT_INDEX).known) == FILES
 
 
 def test_a_file_is_kept_only_when_stamped_before_the_check_started(
@@ -130,11 +130,11 @@ def test_a_file_is_kept_only_when_stamped_before_the_check_started(
     monkeypatch.setattr(settled, "RACY_NS", 0)  # the system clock alone would keep them all
     out, cache = tree(tmp_path), tmp_path / "cache"
     _primed(cache, out)
-    if OutIndex.open(cache, out).settled.device is None:
+    if FileIndex.open(cache, out, OUT_INDEX).settled.device is None:
         pytest.skip("no O_TMPFILE here: the file system's clock cannot be read")
     for round_ in range(20):
         _replace(out / FILE, f"kind: Replaced\nround: {round_}\n".encode())
-        index = OutIndex.open(cache, out)
+        index = FileIndex.open(cache, out, OUT_INDEX)
         assert out_digest(out, index) == read_in_full(out)
         stamped_before = (out / FILE).stat().st_ctime_ns < index.settled.stamp
         assert (FILE in index.kept) == stamped_before
@@ -150,7 +150,7 @@ def test_without_the_file_systems_clock_recent_changes_wait_racy_ns(
     out, cache = tree(tmp_path), tmp_path / "cache"
     _indexed(cache, out)
     _indexed(cache, out)
-    assert OutIndex.open(cache, out).known == {}
+    assert FileIndex.open(cache, out, OUT_INDEX).known == {}
     _reads_every_file(cache, out, monkeypatch)
 
 
@@ -169,11 +169,11 @@ def test_the_first_check_of_a_directory_keeps_only_its_identity(
     monkeypatch.setattr(settled, "RACY_NS", 0)
     out, cache = tree(tmp_path), tmp_path / "cache"
     _indexed(cache, out)
-    assert OutIndex.open(cache, out).known == {}
+    assert FileIndex.open(cache, out, OUT_INDEX).known == {}
     time.sleep(TICK)  # the files are a tick old: the next check may keep them
     reads = counted_reads(monkeypatch)
     _indexed(cache, out)
-    assert len(reads) == FILES and len(OutIndex.open(cache, out).known) == FILES
+    assert len(reads) == FILES and len(FileIndex.open(cache, out, OUT_INDEX).known) == FILES
 
 
 def test_an_index_is_of_one_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -215,7 +215,7 @@ def test_a_check_from_the_record_sees_an_edit_that_keeps_size_and_mtime(
     for _ in range(2):  # out/'s identity, then its files
         assert run_cli("compile", "--check")[0] == 0
     assert len(compiles) == 1
-    assert OutIndex.open(tmp_path / "cache", example_repo / "out").known
+    assert FileIndex.open(tmp_path / "cache", example_repo / "out", OUT_INDEX).known
     time.sleep(TICK)
     _same_size_and_mtime(example_repo / "out" / "report.md", lambda p, d: p.write_bytes(d))
     answer = run_cli("compile", "--check")

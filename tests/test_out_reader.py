@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import compiler.cache.out_reader as out_reader
-from compiler.cache.out_index import OutIndex
+from compiler.cache.file_index import OUT_INDEX, FileIndex
 from compiler.cache.out_reader import OutReader
 from tests.out_trees import FILES, counted_reads, read_in_full, tree
 
@@ -25,7 +25,8 @@ def _forking(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def reads_here(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The files of out/ read in this process from now on (a forked process counts its own)."""
+    """The files read through a file index in this process from now on (a forked process
+    counts its own)."""
     return counted_reads(monkeypatch)
 
 
@@ -60,7 +61,7 @@ def test_what_the_digest_is_of_is_out_as_it_is_when_read(tmp_path: Path) -> None
 
 
 def test_the_index_is_saved_only_when_the_check_says_so(tmp_path: Path) -> None:
-    """The first check of a directory keeps its identity (compiler.cache.out_index): the
+    """The first check of a directory keeps its identity (compiler.cache.file_index): the
     index file exists once the reader was told to keep it, and not when it was stopped."""
     out, cache = tree(tmp_path), tmp_path / "cache"
     stopped = OutReader.start(cache, out)
@@ -72,7 +73,7 @@ def test_the_index_is_saved_only_when_the_check_says_so(tmp_path: Path) -> None:
     kept.keep_index()
     kept.stop()
     assert len(sorted(cache.glob("*.outindex"))) == 1
-    assert OutIndex.open(cache, out).seen_before
+    assert FileIndex.open(cache, out, OUT_INDEX).seen_before
 
 
 def test_a_reader_whose_process_died_reads_here(
@@ -83,7 +84,7 @@ def test_a_reader_whose_process_died_reads_here(
     reads_here.clear()
     here, real = os.getpid(), out_reader.out_digest
 
-    def dies_elsewhere(out: Path, index: OutIndex) -> str | None:
+    def dies_elsewhere(out: Path, index: FileIndex) -> str | None:
         if os.getpid() != here:  # the forked process dies before it sends anything
             os.kill(os.getpid(), signal.SIGKILL)
         return real(out, index)
@@ -97,7 +98,7 @@ def test_a_reader_whose_process_died_reads_here(
     finally:
         reader.stop()
     assert len(reads_here) == FILES
-    assert OutIndex.open(tmp_path / "cache", out).seen_before
+    assert FileIndex.open(tmp_path / "cache", out, OUT_INDEX).seen_before
 
 
 def test_one_process_when_asked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -124,7 +125,9 @@ def test_a_check_from_the_record_reads_out_in_another_process(
     reads_here.clear()
     assert run_cli("compile", "--check")[0] == 0
     assert len(compiles) == 1
-    assert reads_here == []
+    out = (example_repo / "out").resolve()
+    assert [path for path in reads_here if Path(path).resolve().is_relative_to(out)] == []
+    assert reads_here, "the policy files were not read through their index"
     report = example_repo / "out" / "report.md"
     report.write_text(report.read_text() + "\nedited\n")
     assert run_cli("compile", "--check")[0] == 1

@@ -35,8 +35,8 @@ from compiler.cache.files import has_file, prune_files, put_file, take_file
 from compiler.cache.fingerprint import fingerprint
 from compiler.cache.key import CompileOptions
 from compiler.emit.argocd import SyncedKind
+from compiler.file_bytes import FileDigest
 from compiler.ir import ClusterPlan, ResolvedCluster, ResolvedFleet, Steering
-from compiler.write.writer import FileDigest
 
 ENTRY_FORMAT = "gpufleet-cluster-entry/3"
 """Changes whenever an entry's contents or its key's parts change."""

@@ -2,9 +2,11 @@
 
 What goes in, and why each part:
 
-- the policy files' paths and bytes as the compile reads them (compiler.policy_files'
-  PolicySnapshot: the loader's own rule for which files those are, and as many bytes as the
-  loader reads), and any policy-named entry that is no regular file (refused: GF109);
+- the policy files' paths and the digests of their bytes as the compile reads them
+  (compiler.policy_files' PolicySnapshot: the loader's own rule for which files those are,
+  and as many bytes as the loader reads; the policy directory's index gives the digest of a
+  file that did not change without reading it), and any policy-named entry that is no
+  regular file (refused: GF109);
 - the compiler: its version, every file of the `compiler` package and of the templates (an
   edited checkout never matches a record of the code before the edit), the Python version and
   every installed distribution's name and version (ortools, Jinja2, ... shape the output too);
@@ -30,7 +32,7 @@ import compiler
 from compiler.policy_files import PolicySnapshot
 from compiler.template_files import templates_dir
 
-KEY_FORMAT = "gpufleet-compile-key/2"
+KEY_FORMAT = "gpufleet-compile-key/3"
 """Changes whenever what a key covers changes, so that old records are never matched."""
 
 
@@ -61,7 +63,9 @@ def compile_key(
     add("policies")
     for entry in files.files:  # in order of their relative paths (scan_policy_files)
         read = files.contents[entry.relative]
-        add(entry.relative, read.data, "" if read.real is None else f"link to {read.real}")
+        size, hashed = read.digest
+        link = "" if read.real is None else f"link to {read.real}"
+        add(entry.relative, size.to_bytes(8, "little") + hashed, link)
     for entry in files.others:
         add(entry.relative, b"\0not a regular file", "")
     return digest.hexdigest()

@@ -7,7 +7,7 @@ each of its 17,000 files, or its index's lstat of each: most of the rest). Neith
 other, so a process forked before the key reads out/ meanwhile, on a core the check leaves
 idle, sends the digest and waits. If it is the digest the record expects, the check closes
 the pipe the process waits on, and the process saves out/'s index
-(compiler.cache.out_index), as a check in one process would; else the check kills it, before
+(compiler.cache.file_index), as a check in one process would; else the check kills it, before
 it has written anything.
 
 The process only reads out/ and writes only the index, when told. It ends with its parent
@@ -27,7 +27,7 @@ from contextlib import suppress
 from pathlib import Path
 from typing import NoReturn
 
-from compiler.cache.out_index import OutIndex
+from compiler.cache.file_index import OUT_INDEX, FileIndex
 from compiler.cache.store import out_digest
 from compiler.lifetime import STOPPING, die_with_parent, signals_held
 
@@ -44,7 +44,7 @@ class OutReader:
         self._answer: int | None = None
         """The write end of the pipe the process waits on: closed, it says save the index
         (the process is killed when it must not)."""
-        self._index: OutIndex | None = None
+        self._index: FileIndex | None = None
         """The index of a digest read in this process."""
 
     @classmethod
@@ -99,7 +99,7 @@ class OutReader:
                 if digest is None or isinstance(digest, str):
                     return digest
             self.stop()
-        self._index = OutIndex.open(self.directory, self.out)
+        self._index = FileIndex.open(self.directory, self.out, OUT_INDEX)
         return out_digest(self.out, self._index)
 
     def keep_index(self) -> None:
@@ -146,7 +146,7 @@ def _read_in_child(
         for end in parents:
             os.close(end)
         digest_write, answer_read = ends
-        index = OutIndex.open(directory, out)
+        index = FileIndex.open(directory, out, OUT_INDEX)
         data = pickle.dumps(out_digest(out, index), protocol=pickle.HIGHEST_PROTOCOL)
         with open(digest_write, "wb") as pipe:
             pipe.write(data)

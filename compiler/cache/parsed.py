@@ -3,8 +3,9 @@ changed (the loader's ParsedFiles).
 
 An entry is what the loader made of one file: its documents, with every node's position. It
 is a pure function of the file's bytes, the names the file is shown and annotated by, and
-the loader's code, so its key is a hash of exactly those (the compiler's code digest stands
-for the loader). A file that fails to load is never kept, so its diagnostics are found
+the loader's code, so its key is a hash of exactly those (the bytes by their FileDigest, which
+the policy directory's index may have without reading them; the compiler's code digest
+stands for the loader). A file that fails to load is never kept, so its diagnostics are found
 again. Entries are pickles in `<cache directory>/parsed/<key>`, written to a temporary file
 and renamed (worker processes may write at once); anything unreadable is a miss, and the
 least recently used entries beyond twice the policy files of the last compile (at least
@@ -19,9 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from compiler.cache.files import prune_files, put_file, take_file
+from compiler.file_bytes import FileDigest
 from compiler.load.document import SourceDocument
 
-ENTRY_FORMAT = "gpufleet-parsed-file/1"
+ENTRY_FORMAT = "gpufleet-parsed-file/2"
 MIN_ENTRIES = 1024
 
 
@@ -32,17 +34,19 @@ class ParsedFileCache:
     directory: Path
     code: str
 
-    def key(self, raw: bytes, shown: str, origin: str) -> str:
-        """The key of parsing `raw` as file `shown`, annotated as `origin`."""
-        digest = hashlib.blake2b(digest_size=20)
+    def key(self, digest: FileDigest, shown: str, origin: str) -> str:
+        """The key of parsing the bytes whose FileDigest is `digest` as file `shown`,
+        annotated as `origin`."""
+        hashed = hashlib.blake2b(digest_size=20)
         for part in (ENTRY_FORMAT, self.code, shown, origin):
-            digest.update(part.encode("utf-8", "surrogateescape") + b"\0")
-        digest.update(raw)
-        return digest.hexdigest()
+            hashed.update(part.encode("utf-8", "surrogateescape") + b"\0")
+        size, data = digest
+        hashed.update(size.to_bytes(8, "little") + data)
+        return hashed.hexdigest()
 
-    def get(self, raw: bytes, shown: str, origin: str) -> list[SourceDocument] | None:
-        """What parsing `raw` as `shown` (`origin`) gave before, or None."""
-        data = take_file(self.directory, self.key(raw, shown, origin))
+    def get(self, digest: FileDigest, shown: str, origin: str) -> list[SourceDocument] | None:
+        """What parsing the bytes of `digest` as `shown` (`origin`) gave before, or None."""
+        data = take_file(self.directory, self.key(digest, shown, origin))
         if data is None:
             return None
         try:
@@ -55,11 +59,13 @@ class ParsedFileCache:
             return None
         return documents
 
-    def put(self, raw: bytes, shown: str, origin: str, documents: list[SourceDocument]) -> None:
-        """Keep what parsing `raw` as `shown` (`origin`) gave; a cache that cannot be written
-        stays as it was."""
+    def put(
+        self, digest: FileDigest, shown: str, origin: str, documents: list[SourceDocument]
+    ) -> None:
+        """Keep what parsing the bytes of `digest` as `shown` (`origin`) gave; a cache that
+        cannot be written stays as it was."""
         data = pickle.dumps(documents, protocol=5)
-        put_file(self.directory, self.key(raw, shown, origin), data)
+        put_file(self.directory, self.key(digest, shown, origin), data)
 
     def prune(self, files: int) -> None:
         """Prune to the most recently used entries, twice `files` (the policy files of the

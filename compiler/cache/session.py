@@ -1,10 +1,13 @@
 """One run's use of the compile cache: look the inputs up before compiling, record the
 result after.
 
-The key is taken of the policy files as read once, before the compile reads anything else,
-and the compile loads those very bytes (compiler.policy_files.PolicySnapshot, handed to it in
+The key is taken of the policy files as read once, before the compile reads anything else
+(or as the policy directory's index vouches for them: compiler.cache.file_index), and the
+compile loads those very bytes (compiler.policy_files.PolicySnapshot, handed to it in
 compiler.cache.reuse): a policy file edited while the compile runs does not change what it
-compiles, so its record holds (the next compile sees the edit, which changes the key).
+compiles, so its record holds (the next compile sees the edit, which changes the key). A file
+the index vouched for is read only if it must be parsed; if it changed meanwhile, that compile
+is not recorded.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from compiler.cache.file_index import POLICY_INDEX, FileIndex
 from compiler.cache.key import CompileOptions, code_digest, compile_key
 from compiler.cache.out_reader import OutReader
 from compiler.cache.store import (
@@ -24,9 +28,10 @@ from compiler.cache.store import (
     write_record,
 )
 from compiler.diagnostics import Diagnostic, Suppressed
+from compiler.file_bytes import FileDigest
 from compiler.policy_files import PolicySnapshot, read_policy_files
 from compiler.write import with_listing
-from compiler.write.writer import FileDigest, digest_of
+from compiler.write.writer import digest_of
 
 
 @dataclass(frozen=True)
@@ -46,13 +51,15 @@ class CompileCache:
     def open(cls, policies: Path, out: Path, options: CompileOptions) -> CompileCache | None:
         """The cache for this compile, or None when its key cannot be computed (a policy
         file that cannot be read: the compile then says why)."""
-        code = code_digest()
+        code, directory = code_digest(), cache_directory()
+        index = FileIndex.open(directory, policies, POLICY_INDEX)
         try:
-            files = read_policy_files(policies)
+            files = read_policy_files(policies, index)
             key = compile_key(policies, files, out, options, code)
         except OSError:
             return None
-        return cls(cache_directory(), out, options, code, files, key)
+        index.save()
+        return cls(directory, out, options, code, files, key)
 
     def up_to_date(self, reader: OutReader | None = None) -> CompileRecord | None:
         """The record that says out/, as it is now, is what this compile would write (and
@@ -81,8 +88,11 @@ class CompileCache:
         caller has just written it or found it so, with nothing foreign in out/), compiled
         from the policy files read at open, with what the compile reported and silenced and
         the files outside the policies it read; False when it was not recorded (no writable
-        cache directory). `known` has the FileDigest of some of the files (the rest are
-        hashed here)."""
+        cache directory, or a policy file the compile read again was no longer what the key
+        was taken of: PolicySnapshot.read_again). `known` has the FileDigest of some of the
+        files (the rest are hashed here)."""
+        if self.files.changed:
+            return False
         written = with_listing(tree)
         digest = files_digest(written, lambda path: digest_of(path, written[path], known or {}))
         files = tuple((str(path.absolute()), file_sha256(path)) for path in depends)

@@ -1,5 +1,5 @@
 """When a file's lstat may stand for its bytes: the "racily clean" rule of the indexes that
-spare a check from reading files it read before (compiler.cache.out_index).
+spare a check from reading files it read before (compiler.cache.file_index).
 
 An index keeps a file's lstat with the digest of the bytes read after it, and takes the same
 lstat later to mean the same bytes. That fails for one kind of change only: one made within

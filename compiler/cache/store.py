@@ -17,10 +17,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from compiler.cache.file_index import FileIndex
 from compiler.cache.files import prune_files, put_file, take_file
-from compiler.cache.out_index import OutIndex
 from compiler.diagnostics import Diagnostic, Suppressed
-from compiler.write.writer import FileDigest, present_files
+from compiler.file_bytes import FileDigest
+from compiler.write.writer import present_files
 
 RECORD_FORMAT = "gpufleet-compile-record/3"
 RECORD_SUFFIX = ".record"
@@ -56,10 +57,10 @@ def cache_directory() -> Path:
     return Path(base) / "gpufleet" / "compile"
 
 
-def out_digest(out: Path, index: OutIndex) -> str | None:
+def out_digest(out: Path, index: FileIndex) -> str | None:
     """The digest of every file below `out`, or None when out/ holds a symlink, a FIFO or
     anything else that is not a directory or a regular file, or cannot be read. A file that
-    `index` saw unchanged is not read again (compiler.cache.out_index)."""
+    `index` saw unchanged is not read again (compiler.cache.file_index)."""
     present = present_files(out)
     if present.links or present.files != present.regular:
         return None
@@ -76,7 +77,7 @@ def files_digest(paths: Iterable[str], digest_of: Callable[[str], FileDigest]) -
     bytes are held at a time (XL's out/ is 80 MB)."""
     digest = hashlib.sha256()
     for path in sorted(paths):
-        size, hashed = digest_of(path)  # a file_digest is of fixed length
+        size, hashed = digest_of(path)  # a digest is of fixed length
         digest.update(f"{path}\0{size}\0".encode("utf-8", "surrogateescape") + hashed)
     return digest.hexdigest()
 

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 import yaml as pyyaml
 
 from compiler.diagnostics import CompileError, Diagnostic, Problems, Span, fail
-from compiler.file_bytes import read_at_most
+from compiler.file_bytes import FileDigest, bytes_digest, read_at_most
 from compiler.load.budget import (
     MAX_DEPTH,
     MAX_NODES_PER_FILE,
@@ -78,14 +78,17 @@ class PolicyRoot:
 
 
 class ParsedFiles(Protocol):
-    """Documents parsed from a file before, by the file's bytes and names (the compile
-    cache's compiler.cache.parsed): a file read again unchanged is not parsed again."""
+    """Documents parsed from a file before, by the FileDigest of the file's bytes and its
+    names (the compile cache's compiler.cache.parsed): a file read again unchanged is not
+    parsed again."""
 
-    def get(self, raw: bytes, shown: str, origin: str) -> list[SourceDocument] | None:
-        """What parsing `raw` as file `shown` (`origin`) gave before, or None."""
+    def get(self, digest: FileDigest, shown: str, origin: str) -> list[SourceDocument] | None:
+        """What parsing the bytes of `digest` as file `shown` (`origin`) gave before, or None."""
 
-    def put(self, raw: bytes, shown: str, origin: str, documents: list[SourceDocument]) -> None:
-        """Keep what parsing `raw` as file `shown` (`origin`) gave."""
+    def put(
+        self, digest: FileDigest, shown: str, origin: str, documents: list[SourceDocument]
+    ) -> None:
+        """Keep what parsing the bytes of `digest` as file `shown` (`origin`) gave."""
 
 
 def load_policies(
@@ -124,6 +127,11 @@ def load_policies(
     if parsed is not None:
         results = _read_known(place, parsed, files, contents)
     missing = [index for index, result in enumerate(results) if result is None]
+    if snapshot is not None and contents is not None:  # bytes the index vouched for, to parse
+        for index in missing:
+            entry = files[index]
+            if (vouched := contents[entry.relative]).data is None:
+                contents[entry.relative] = snapshot.read_again(entry, vouched)
     tasks = load_tasks(missing)
     read = partial(read_files, place, parsed, contents)
     read_in_tasks = map_in_order(read, [[files[i] for i in task] for task in tasks])
@@ -192,14 +200,14 @@ def read_file(
     # only the file itself can be a link (links to directories are not followed): any other
     # file is inside the policy directory, and its names are the directory's plus its own
     if contents is not None:
-        real, raw = contents[entry.relative]
+        real, raw, digest = contents[entry.relative]
     else:
-        real, raw = (entry.path.resolve() if entry.link else None), None
+        real, raw, digest = (entry.path.resolve() if entry.link else None), None, None
     shown = place.name(entry, real)
     try:
         _check_inside(entry.relative, real, place.real, shown)
         origin = f"{place.real.name}/{entry.relative}"
-        found = load_file(real or entry.path, shown, origin, parsed, parse, raw)
+        found = load_file(real or entry.path, shown, origin, parsed, parse, raw, digest)
     except CompileError as error:
         return [], list(error.diagnostics)
     if found is None:
@@ -248,14 +256,21 @@ def load_file(
     parsed: ParsedFiles | None = None,
     parse: bool = True,
     raw: bytes | None = None,
+    digest: FileDigest | None = None,
 ) -> list[SourceDocument] | None:
     """Load one file's documents (parsed only when `parsed` does not have them; without
     `parse`, None then); empty documents are skipped. `raw` is its bytes if read before (at
-    most MAX_FILE_BYTES + 1 of them)."""
+    most MAX_FILE_BYTES + 1 of them), `digest` their FileDigest if known: all that finding
+    them in `parsed` takes (a file that failed to load is never kept there)."""
+    if parsed is not None and digest is not None:
+        if (known := parsed.get(digest, shown, origin)) is not None:
+            return known
+        if not parse:
+            return None
     start = Span(shown, 1, 1)
     try:
         if raw is None:
-            raw = read_at_most(path, MAX_FILE_BYTES + 1)
+            raw, digest = read_at_most(path, MAX_FILE_BYTES + 1), None  # read here
         if len(raw) > MAX_FILE_BYTES:
             message = f"file is larger than {MAX_FILE_BYTES} bytes"
             raise fail("GF120", message, start, "split the policy into smaller files")
@@ -265,13 +280,15 @@ def load_file(
         raise fail("GF109", message, start, "save the file as UTF-8") from None
     except OSError as error:
         raise fail("GF109", f"cannot read file: {error.strerror}", start) from None
-    if parsed is not None and (known := parsed.get(raw, shown, origin)) is not None:
-        return known
+    if parsed is not None and digest is None:
+        digest = bytes_digest(raw)
+        if (known := parsed.get(digest, shown, origin)) is not None:
+            return known
     if not parse:
         return None
     documents = parse_documents(text, shown, origin)
-    if parsed is not None:
-        parsed.put(raw, shown, origin, documents)
+    if parsed is not None and digest is not None:
+        parsed.put(digest, shown, origin, documents)
     return documents
 
 

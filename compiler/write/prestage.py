@@ -36,14 +36,12 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
-from compiler.file_bytes import read_at_most, read_whole
+from compiler.file_bytes import FileDigest, bytes_digest, read_at_most, read_whole
 from compiler.lifetime import STOPPING, die_with_parent, signals_held
 from compiler.write.atomic import beside, remove
 from compiler.write.writer import (
     OWNED_LIST,
-    FileDigest,
     Staged,
-    bytes_digest,
     owned_files,
     present_files,
     write_file,

@@ -29,7 +29,6 @@ ones included). Callers serialise writes and reads with compiler.write.lock.
 from __future__ import annotations
 
 import errno
-import hashlib
 import os
 import shutil
 from collections.abc import Callable, Iterable, Mapping
@@ -39,7 +38,7 @@ from pathlib import Path
 from typing import Protocol
 
 from compiler.diagnostics import Diagnostic, Problems, Span, fail
-from compiler.file_bytes import read_at_most, write_new
+from compiler.file_bytes import FileDigest, bytes_digest, read_at_most, write_new
 from compiler.write.atomic import beside, recover, remove, replace_directory
 
 OWNED_LIST = ".gpufleet-owned"
@@ -231,22 +230,6 @@ def _holds_in(out: Path) -> Callable[[str, str], bool]:
     return holds
 
 
-def file_digest(data: bytes) -> bytes:
-    """The digest a prestage records of a file's bytes (blake2b, 160 bits)."""
-    return hashlib.blake2b(data, digest_size=20).digest()
-
-
-FileDigest = tuple[int, bytes]
-"""A file's size and file_digest: what a prestage records of each file of out/, and what the
-compile cache keeps of each file of a cluster's result, so that a write compares those it
-took from the cache without encoding and hashing them again."""
-
-
-def bytes_digest(data: bytes) -> FileDigest:
-    """The FileDigest of a file's bytes."""
-    return len(data), file_digest(data)
-
-
 def text_digest(text: str) -> FileDigest:
     """The FileDigest of `text` as the writer writes it (UTF-8)."""
     return bytes_digest(text.encode("utf-8"))
@@ -267,7 +250,7 @@ class Staged:
     `carried` is what _stage would carry over if no file changed, made the same way: every
     regular file gpufleet owns hard-linked, every file of the user's copied (symlinks as
     symlinks); a file gpufleet owns that is no regular file is not carried (it is rewritten
-    or removed). `digests` has the size and file_digest of each regular file read (all but
+    or removed). `digests` has the FileDigest of each regular file read (all but
     those over a size limit, which are read again if the tree writes there).
     """
 
