@@ -14,6 +14,7 @@ from contextlib import ExitStack, nullcontext, redirect_stdout
 from pathlib import Path
 
 from compiler import __version__
+from compiler.cache.store import cache_directory
 from compiler.diagnostics import CompileError, Diagnostic, exit_code_for, fail
 from compiler.diagnostics.codes import (
     DRIFT_EXIT_CODES,
@@ -27,10 +28,11 @@ from compiler.diagnostics.diagnostic import Span
 from compiler.diagnostics.formats import DOCUMENT_FORMATS, FORMATS
 from compiler.diagnostics.output import DiagnosticOutput
 from compiler.limits import DEFAULT_EXPLAIN_TIME_LIMIT, DEFAULT_TIME_LIMIT
-from compiler.quick_check import answer_from_record, compile_cache, reading_out
+from compiler.quick_check import answer_from_record, compile_cache, reading_out, uses_cache
 from compiler.repository import out_from_repository_root
 from compiler.write.lock import DEFAULT_LOCK_TIMEOUT, locked
 from compiler.write.prestage import Prestage, prestaging
+from compiler.write.trash import Trash
 
 
 class _UsageError(Exception):
@@ -306,7 +308,8 @@ def _run(args: argparse.Namespace, output: DiagnosticOutput) -> int:
         for directory, write in _output_directories(args):
             held.enter_context(locked(directory, write=write, timeout=args.lock_timeout))
             if write:  # out/ is carried into staging while the compile runs
-                prestage = held.enter_context(prestaging(directory))
+                trash = Trash(cache_directory() / "trash") if uses_cache(args) else None
+                prestage = held.enter_context(prestaging(directory, trash))
         with reading_out(args) as reading:
             cache = compile_cache(args)
             answered = answer_from_record(args, output, cache, reading)

@@ -21,7 +21,7 @@ from compiler.diagnostics.output import DiagnosticOutput
 from compiler.timings import StageTimings, print_timings
 
 
-def _cached(args: argparse.Namespace) -> bool:
+def uses_cache(args: argparse.Namespace) -> bool:
     """Whether the command is a `compile` with the cache (not --no-cache, GPUFLEET_NO_CACHE=1)."""
     return (
         args.command == "compile"
@@ -33,7 +33,7 @@ def _cached(args: argparse.Namespace) -> bool:
 def compile_cache(args: argparse.Namespace) -> CompileCache | None:
     """The compile cache of a `compile` (None for other commands, without the cache, or when
     the key cannot be computed)."""
-    if not _cached(args):
+    if not uses_cache(args):
         return None
     options = CompileOptions(args.solver_time_limit, args.explain_time_limit, args.validate)
     return CompileCache.open(args.policies, args.out, options)
@@ -44,7 +44,7 @@ def reading_out(args: argparse.Namespace) -> Iterator[OutReader | None]:
     """For a `compile --check` with the cache: out/ read from now on, in a forked process,
     while this one takes the compile key and reads the record (compiler.cache.out_reader);
     stopped when the body ends. None for any other command."""
-    if not (_cached(args) and args.check):
+    if not (uses_cache(args) and args.check):
         yield None
         return
     reader = OutReader.start(cache_directory(), args.out)

@@ -50,6 +50,8 @@ from compiler.write.writer import (
 if TYPE_CHECKING:
     import socket
 
+    from compiler.write.trash import Trash
+
 MAX_DIGESTED = 16 << 20
 """Files larger than this (none that gpufleet writes) get no digest: the writer reads them
 again if the tree writes there."""
@@ -132,8 +134,18 @@ class Prestage:
     be an error, not the SIGPIPE that ends gpufleet (compiler.launch restores it), and a
     socket can say so (MSG_NOSIGNAL: where there is none, there is no prestage)."""
 
-    def __init__(self, staging: Path, pid: int, channel: socket.socket, no_signal: int) -> None:
+    def __init__(
+        self,
+        staging: Path,
+        pid: int,
+        channel: socket.socket,
+        no_signal: int,
+        trash: Trash | None = None,
+    ) -> None:
         self.staging = staging
+        self._trash = trash
+        """Where the write's old trees go (the next compile's prestage removes them), if
+        anywhere: else this process removes them."""
         self._pid: int | None = pid
         self._channel: socket.socket | None = channel
         self._no_signal = no_signal
@@ -144,9 +156,10 @@ class Prestage:
         self._verdict: bool | None = None
 
     @classmethod
-    def start(cls, out: Path) -> Prestage | None:
+    def start(cls, out: Path, trash: Trash | None = None) -> Prestage | None:
         """Start carrying `out` over, or None where there is nothing to carry or no fork
-        (or GPUFLEET_WORKERS=1 asks for one process)."""
+        (or GPUFLEET_WORKERS=1 asks for one process). The process empties `trash` first,
+        and the trees the write is done with go there (compiler.write.trash)."""
         out = out.absolute()
         single = os.environ.get("GPUFLEET_WORKERS") == "1"
         if single or not hasattr(os, "fork") or out.is_symlink() or not out.is_dir():
@@ -174,9 +187,9 @@ class Prestage:
                     theirs.close()
                     return None
                 if pid == 0:  # nothing of the parent's may run here: all of it is in the call
-                    _carry_in_child(out, staging, (theirs, ours), parent)
+                    _carry_in_child(out, staging, (theirs, ours), parent, trash)
                 theirs.close()
-                prestage = cls(staging, pid, ours, no_signal)
+                prestage = cls(staging, pid, ours, no_signal, trash)
         except BaseException:  # a signal held back, raised as the body ended
             if prestage is not None:
                 prestage.discard()
@@ -209,10 +222,13 @@ class Prestage:
         return self._verdict
 
     def dispose(self, tree: Path) -> None:
-        """Remove a tree the write is done with (writer.write_tree's `dispose`): the process
-        removes it when it is the staging directory (the old out/ after the swap, or the
-        carried copy when nothing changed) while the compile finishes, and discard waits for
-        that; any other goes here."""
+        """Remove a tree the write is done with (writer.write_tree's `dispose`): into the
+        trash, where there is one on its file system; else the process removes it when it
+        is the staging directory (the old out/ after the swap, or the carried copy when
+        nothing changed) while the compile finishes, and discard waits for that; any other
+        goes here."""
+        if self._trash is not None and self._trash.put(tree):
+            return
         if tree == self.staging and self._channel is not None:
             self._let_go()
         else:
@@ -247,11 +263,12 @@ class Prestage:
 
 
 @contextmanager
-def prestaging(out: Path) -> Iterator[Prestage | None]:
-    """A prestage of `out` for the body (None where there is none), discarded after it.
+def prestaging(out: Path, trash: Trash | None = None) -> Iterator[Prestage | None]:
+    """A prestage of `out` for the body (None where there is none), discarded after it; the
+    trees the write is done with go to `trash`, if given (Prestage.start).
 
     Enter it holding out/'s write lock, which must outlast it."""
-    prestage = Prestage.start(out)
+    prestage = Prestage.start(out, trash)
     try:
         yield prestage
     finally:
@@ -277,12 +294,16 @@ def _end(signal_number: int, frame: object) -> NoReturn:
 
 
 def _carry_in_child(
-    out: Path, staging: Path, ends: tuple[socket.socket, socket.socket], parent: int
+    out: Path,
+    staging: Path,
+    ends: tuple[socket.socket, socket.socket],
+    parent: int,
+    trash: Trash | None,
 ) -> NoReturn:
     """The forked process, SIGINT and SIGTERM held back: take its own signal handlers, end
     with its `parent` (SIGTERM), close the parent's end of the socket pair (`ends`: its own,
-    the parent's), carry `out` over, send the result down its end, answer VERIFY orders,
-    and on END (or when the channel closes) remove the staging directory.
+    the parent's), empty the `trash`, carry `out` over, send the result down its end, answer
+    VERIFY orders, and on END (or when the channel closes) remove the staging directory.
 
     When anything else ends it, it removes the staging directory only where the parent
     cannot be using it: before the result was sent, or once the parent is gone. (The parent
@@ -299,6 +320,8 @@ def _carry_in_child(
         channel, parents = ends
         parents.close()
         remove(staging)  # what a killed run left
+        if trash is not None:
+            trash.empty()
         before = snapshot(out)
         data = pickle.dumps(carry_over(out, staging), protocol=5)
         sent = True
