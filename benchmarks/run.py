@@ -347,19 +347,21 @@ Reading the numbers:
   as soon as its cluster is found to have no cache entry, before any entry is read, so the
   lookups run meanwhile; emit is the fleet-wide files (Argo CD's, report.md);
 - check reads every file of out/, in a process forked beside the one that takes the
-  compile key (compiler/cache/out_reader.py: 0.72 s to 0.53 s on L in this sequence, 6
-  alternating rounds, and 0.59 s to 0.42 s repeated later, 10 rounds); its five runs follow
-  two compiles within seconds, and out/'s
-  index (compiler/cache/out_index.py) spares a check only files that changed 2 s or more
-  before it, from the third check of the same directory on (a check repeated later, as a
-  pre-commit hook runs it, reads only what changed: 0.69 s to 0.51 s on L, 8 rounds, on a
-  machine as slow as this run's);
+  compile key (compiler/cache/out_reader.py); its five runs follow two compiles within
+  seconds. The indexes of out/ and of the policy directory (compiler/cache/file_index.py)
+  spare a check, and the key of a compile, every file whose lstat has not changed since the
+  previous run of the same directory, from its third run on (the first keeps the directory's
+  identity, the second its files); a file may be kept once its file system stamped it
+  before the run started (compiler/cache/settled.py), so the third check after a compile
+  already reads nothing but lstats;
 - a compile after a one-team change still loads, models and resolves the whole fleet (files
-  the cache parsed before are not parsed again), then solves and emits only the clusters the
-  team is in (the first in a worker forked and warmed up before load), and writes out/:
-  unchanged files are hard links to the old ones, which a process forked at the start of the
-  compile has already made (Speed tricks, below), and their digests come from the cache, so
-  the write itself only rewrites what changed and swaps;
+  the cache parsed before are not parsed again, nor read: the policy directory's index
+  vouches for their digests), then solves and emits only the clusters the team is in (the
+  first in a worker forked and warmed up before load), and writes out/: unchanged files are
+  hard links to the old ones, which a process forked at the start of the compile has
+  already made (Speed tricks, below), and their digests come from the cache, so the write
+  itself only rewrites what changed and swaps; the old tree goes to the cache's trash, which
+  the next compile's forked process empties (compiler/write/trash.py);
 - peak RSS is that of the process holding the fleet and every emitted file; importing
   pydantic and the stages takes 56 MiB of it before a policy is read (the solver, the
   emitters, OR-Tools and numpy are imported only where a cluster is compiled: in the workers
