@@ -7,7 +7,9 @@ change: on a fleet of 17,000 files, 0.25 s of a one-team change. None of it need
 tree, so a forked process does it from the start of the compile, on a core the compile
 leaves idle while it loads, resolves and solves: it reads and digests every regular file of
 out/ and carries each into the staging directory as the writer would carry an unchanged one
-(carry_over). The write then compares digests, rewrites what changed and swaps.
+(carry_over). The write then compares digests, rewrites what changed and swaps. With the
+compile cache on, the process first empties the cache's trash, where the last compile left
+its old tree, and this compile's old tree goes there too (compiler.write.trash).
 
 out/ itself is only read. The staging directory is the writer's own (`.out.staging`), used
 under out/'s write lock (which the process holds too, inherited, until it ends): whatever a
@@ -128,7 +130,8 @@ class Prestage:
     """A forked process that carries out/ into its staging directory (carry_over), sends
     what it carried, says on request whether out/ is still as carried, then waits to remove
     the staging directory: after the write has swapped it with out/, that is the old tree,
-    removed while the compile finishes. It is the writer's `Carried`.
+    removed while the compile finishes (unless it went to the trash). It is the writer's
+    `Carried`.
 
     The two talk over a socket pair, not pipes: a message to a process that has ended must
     be an error, not the SIGPIPE that ends gpufleet (compiler.launch restores it), and a
