@@ -1,19 +1,20 @@
 """When a file's lstat may stand for its bytes: the "racily clean" rule of the indexes that
-spare a check from reading files it read before (compiler.cache.file_index).
+spare a run (a check, a compile taking its key) from reading files it read before
+(compiler.cache.file_index).
 
 An index keeps a file's lstat with the digest of the bytes read after it, and takes the same
 lstat later to mean the same bytes. That fails for one kind of change only: one made within
 the same tick of the file system's clock as the change before it, which leaves the size
 alike, keeps every time stamp the file had. So a file is kept only when its last change
-(ctime) is older than the start of the check that reads it, by the clock of the file system
+(ctime) is older than the start of the run that reads it, by the clock of the file system
 the file is on; a change made after that start is stamped at that time or later, and so
 never matches what was kept.
 
-That clock is read where it can be: the check makes an unnamed file (O_TMPFILE) in the cache
+That clock is read where it can be: the run makes an unnamed file (O_TMPFILE) in the cache
 directory and takes its ctime, the time stamp the cache's file system gives now. It bounds
 the files on that same file system (the same device), which out/ and the policies usually
 share with the cache. A file elsewhere, or any file where no stamp can be had, must be
-RACY_NS older than the check by the system clock instead: a file system's stamps may lag
+RACY_NS older than the run by the system clock instead: a file system's stamps may lag
 that clock by a tick, or come from another machine's clock (NFS).
 """
 
@@ -25,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 RACY_NS = 2_000_000_000
-"""How much older than a check by the system clock a file's last change must be, where its
+"""How much older than a run by the system clock a file's last change must be, where its
 file system's clock cannot be read: 2 s, the coarsest time stamps of a file system Linux
 mounts (FAT's modification time)."""
 
@@ -48,7 +49,7 @@ def file_stat(status: os.stat_result) -> FileStat:
 
 @dataclass(frozen=True)
 class Settled:
-    """The start of one check, by the system clock and by its cache's file system's clock:
+    """The start of one run, by the system clock and by its cache's file system's clock:
     a file changed before it may be kept (`__call__`)."""
 
     system: int
@@ -60,7 +61,7 @@ class Settled:
 
     @classmethod
     def now(cls, directory: Path) -> Settled:
-        """The start of a check now, whose cache is in `directory` (where a file is made,
+        """The start of a run now, whose cache is in `directory` (where a file is made,
         never named, to read its file system's clock: without it, the system clock only)."""
         system = time.time_ns() - RACY_NS
         try:
