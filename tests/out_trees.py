@@ -15,6 +15,10 @@ from compiler.file_bytes import read_regular
 FILES = 6
 """The regular files `tree` writes."""
 
+TICK = 0.05
+"""Longer than a tick of any file system clock this suite runs on, so that a change made
+after this sleep has a ctime of its own."""
+
 
 def tree(root: Path) -> Path:
     """An out/ below `root` of FILES files in two directories."""

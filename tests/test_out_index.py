@@ -14,11 +14,7 @@ import compiler.cache.settled as settled
 from compiler.cache.file_index import OUT_INDEX, FileIndex
 from compiler.cache.settled import Settled
 from compiler.cache.store import out_digest
-from tests.out_trees import FILES, counted_reads, read_in_full, tree
-
-TICK = 0.05
-"""Longer than a tick of any file system clock this suite runs on, so that a change made
-after this sleep has a ctime of its own."""
+from tests.out_trees import FILES, TICK, counted_reads, read_in_full, tree
 
 
 def _indexed(cache: Path, out: Path) -> str | None:

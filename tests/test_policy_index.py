@@ -12,18 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from compiler.cache import CompileOptions, compile_key
+from compiler.cache import compile_key
 from compiler.cache.file_index import POLICY_INDEX, FileIndex
 from compiler.cache.parsed import ParsedFileCache
 from compiler.cache.session import CompileCache
 from compiler.load.loader import load_policies
 from compiler.policy_files import PolicySnapshot, read_policy_files
 from tests.conftest import EXAMPLE
-from tests.out_trees import counted_reads
-
-OPTIONS = CompileOptions(10.0, 5.0, validate=False)
-TICK = 0.05
-"""Longer than a tick of any file system clock this suite runs on."""
+from tests.out_trees import TICK, counted_reads
+from tests.test_compile_cache import OPTIONS
 
 Cli = Callable[..., tuple[int, str, str]]
 
