@@ -29,7 +29,8 @@ from compiler.report.hurt import objects_deleted, render_hurts
 from compiler.report.markdown import hurts, mig_drains
 from compiler.report.renames import detect_renames
 from compiler.timings import NO_TIMINGS, StageTimings
-from compiler.write import OWNED_LIST, Staleness, cluster_stream, compare_tree, with_listing
+from compiler.write import OWNED_LIST, Staleness, compare_tree, with_listing
+from compiler.write.stream import cluster_stream
 
 Reporter = Callable[[Sequence[Diagnostic]], None]
 

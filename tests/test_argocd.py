@@ -13,7 +13,7 @@ import yaml
 
 from compiler.pipeline import Compiled
 from compiler.validate import CMP_SCHEMA, validate_object
-from compiler.write import cluster_stream
+from compiler.write.stream import cluster_stream
 from tests.conftest import EXAMPLE, REPO
 from tests.test_cli import Run
 

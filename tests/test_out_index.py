@@ -4,9 +4,11 @@ last one, and its verdict is the one reading every file gives."""
 from __future__ import annotations
 
 import os
+import pickle
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -101,6 +103,48 @@ def test_an_unchanged_out_is_not_read_again(
     reads = counted_reads(monkeypatch)
     assert _indexed(cache, out) == first
     assert reads == []
+
+
+def test_an_unchanged_out_is_kept_whole_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When every file is one the index kept, with the same lstat, a check keeps them all by
+    one comparison, with no lookup per file, and leaves the index as it was: the next check
+    does the same."""
+    monkeypatch.setattr(settled, "RACY_NS", 0)
+    out, cache = tree(tmp_path), tmp_path / "cache"
+    first = _primed(cache, out)
+    (saved,) = cache.glob("*.outindex")
+    before = saved.read_bytes()
+    looked_up: list[str] = []
+    read = FileIndex.read
+
+    def counted(self: FileIndex, root: Path, path: str, *args: Any, **kwargs: Any) -> object:
+        looked_up.append(path)
+        return read(self, root, path, *args, **kwargs)
+
+    monkeypatch.setattr(FileIndex, "read", counted)
+    for _ in range(2):
+        index = FileIndex.open(cache, out, OUT_INDEX)
+        assert out_digest(out, index) == first
+        assert index.kept is None and looked_up == []
+        index.save()
+        assert saved.read_bytes() == before
+
+
+def test_an_index_cut_short_is_an_empty_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An index whose parts do not match in length (one stat missing) is read as none."""
+    monkeypatch.setattr(settled, "RACY_NS", 0)
+    out, cache = tree(tmp_path), tmp_path / "cache"
+    _primed(cache, out)
+    (saved,) = cache.glob("*.outindex")
+    format_, identity, (paths, stats, sizes, hashes) = pickle.loads(saved.read_bytes())
+    cut = (paths, stats[:-8], sizes, hashes)
+    saved.write_bytes(pickle.dumps((format_, identity, cut)))
+    assert FileIndex.open(cache, out, OUT_INDEX).known == {}
+    _reads_every_file(cache, out, monkeypatch)
 
 
 def test_files_changed_before_a_check_are_kept_by_it(tmp_path: Path) -> None:

@@ -64,10 +64,12 @@ def out_digest(out: Path, index: FileIndex) -> str | None:
     present = present_files(out)
     if present.links or present.files != present.regular:
         return None
+    paths = sorted(present.regular)
     try:
-        return files_digest(present.regular, lambda path: index.digest(out, path))
+        digests = dict(zip(paths, index.digests(out, paths), strict=True))
     except OSError:
         return None
+    return files_digest(paths, digests.__getitem__)
 
 
 def files_digest(paths: Iterable[str], digest_of: Callable[[str], FileDigest]) -> str:

@@ -1,6 +1,5 @@
 """Write: put the output tree in place atomically, pruning only the files gpufleet owns."""
 
-from compiler.write.stream import cluster_stream
 from compiler.write.writer import (
     OWNED_LIST,
     OutputConflict,
@@ -15,7 +14,6 @@ __all__ = [
     "OWNED_LIST",
     "OutputConflict",
     "Staleness",
-    "cluster_stream",
     "compare_tree",
     "owned_files",
     "with_listing",
