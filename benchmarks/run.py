@@ -353,7 +353,8 @@ Reading the numbers:
   previous run of the same directory, from its third run on (the first keeps the directory's
   identity, the second its files); a file may be kept once its file system stamped it
   before the run started (compiler/cache/settled.py), so the third check after a compile
-  already reads nothing but lstats;
+  already reads nothing but lstats; when each of them is the one out/'s index kept, the
+  index is kept whole by comparing two byte strings, with no lookup per file;
 - a compile after a one-team change still loads, models and resolves the whole fleet (files
   the cache parsed before are not parsed again, nor read: the policy directory's index
   vouches for their digests), then solves and emits only the clusters the team is in (the
