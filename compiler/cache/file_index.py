@@ -155,9 +155,10 @@ class FileIndex:
         if data is not None:
             try:
                 format_, saved_tree, fields = pickle.loads(data)
-                saved = Entries(*fields)
-                if format_ == INDEX_FORMAT and saved_tree == tree and saved.whole():
-                    return cls(directory, name, tree, saved, True, settled)
+                if format_ == INDEX_FORMAT and saved_tree == tree:
+                    saved = Entries(*fields)
+                    if saved.whole():
+                        return cls(directory, name, tree, saved, True, settled)
             except Exception:  # an unreadable index (cut short, another format) is empty
                 pass
         return cls(directory, name, tree, NO_ENTRIES, False, settled)
