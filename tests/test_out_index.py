@@ -132,21 +132,6 @@ def test_an_unchanged_out_is_kept_whole_at_once(
         assert saved.read_bytes() == before
 
 
-def test_an_index_cut_short_is_an_empty_one(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """An index whose parts do not match in length (one stat missing) is read as none."""
-    monkeypatch.setattr(settled, "RACY_NS", 0)
-    out, cache = tree(tmp_path), tmp_path / "cache"
-    _primed(cache, out)
-    (saved,) = cache.glob("*.outindex")
-    format_, identity, (paths, stats, sizes, hashes) = pickle.loads(saved.read_bytes())
-    cut = (paths, stats[:-8], sizes, hashes)
-    saved.write_bytes(pickle.dumps((format_, identity, cut)))
-    assert FileIndex.open(cache, out, OUT_INDEX).known == {}
-    _reads_every_file(cache, out, monkeypatch)
-
-
 def test_files_changed_before_a_check_are_kept_by_it(tmp_path: Path) -> None:
     """By the file system's own clock (compiler.cache.settled), a file written just before a
     check is kept by it: a check right after a compile does not wait RACY_NS to keep out/."""
@@ -228,14 +213,27 @@ def test_an_index_is_of_one_directory(tmp_path: Path, monkeypatch: pytest.Monkey
     _reads_every_file(cache, out, monkeypatch)
 
 
+def _one_stat_short(saved: Path) -> None:
+    format_, identity, (paths, stats, sizes, hashes) = pickle.loads(saved.read_bytes())
+    saved.write_bytes(pickle.dumps((format_, identity, (paths, stats[:-8], sizes, hashes))))
+
+
+DAMAGES: dict[str, Callable[[Path], object]] = {
+    "not a pickle": lambda saved: saved.write_bytes(b"not a pickle"),
+    "one stat fewer than paths": _one_stat_short,
+}
+
+
+@pytest.mark.parametrize("damage", DAMAGES.values(), ids=DAMAGES.keys())
 def test_an_unreadable_index_is_an_empty_one(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: Callable[[Path], object]
 ) -> None:
     monkeypatch.setattr(settled, "RACY_NS", 0)
     out, cache = tree(tmp_path), tmp_path / "cache"
     _primed(cache, out)
     (saved,) = cache.glob("*.outindex")
-    saved.write_bytes(b"not a pickle")
+    damage(saved)
+    assert FileIndex.open(cache, out, OUT_INDEX).known == {}
     _reads_every_file(cache, out, monkeypatch)
 
 
