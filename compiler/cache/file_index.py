@@ -10,10 +10,9 @@ Two runs read every file of a directory only to hash it:
 The index of a directory keeps, for each regular file in it, its lstat (device, inode, mode,
 size, modification and change times in ns) and the FileDigest of the bytes read then: a file
 whose lstat is the same is not read again. Writing to a file or changing its mode moves its
-change time (ctime), which no call can set back; replacing it gives it another inode. The
-entries are stored as a few flat arrays in order of their paths (Entries): opening the index
-of L's out/ takes milliseconds, and a run that finds exactly the files the last one kept,
-each with the same lstat, keeps them all by comparing two byte strings (FileIndex.digests).
+change time (ctime), which no call can set back; replacing it gives it another inode. A run
+that finds exactly the files the last one kept, each with the same lstat, keeps them all at
+once (FileIndex.digests).
 
 A file changed shortly before a run read it could change again within the same tick of the
 file system's clock and keep every time it had. So a file is kept only when it last changed
@@ -64,8 +63,8 @@ Entry = tuple[FileStat, FileDigest]
 class Entries(NamedTuple):
     """The entries of an index as it is stored, in order of their paths: a few flat arrays
     rather than a tuple or two per file, so that opening the index of L's out/ (17,000
-    files) takes milliseconds, and a directory whose files all kept their lstat is found so
-    by comparing two byte strings (FileIndex.digests)."""
+    files) takes milliseconds, and comparing every file's lstat with the one kept is
+    comparing two byte strings (FileIndex.digests)."""
 
     paths: list[str]
     stats: bytes
@@ -193,12 +192,12 @@ class FileIndex:
         file's lstat, where the caller took it already."""
         full = f"{root}/{path}"
         entry = self.known.get(path)
-        if (
-            entry is not None
-            and (file_stat(os.lstat(full)) if found is None else found) == entry[0]
-        ):
-            self._keep(path, *entry)
-            return entry[1], None
+        if entry is not None:
+            if found is None:
+                found = file_stat(os.lstat(full))
+            if found == entry[0]:
+                self._keep(path, *entry)
+                return entry[1], None
         # the status is taken before the bytes are read: a change in between is in the
         # bytes, or moves the ctime
         status, data = read_regular(full, limit)
