@@ -81,3 +81,10 @@ cache without encoding and hashing them again."""
 def bytes_digest(data: bytes) -> FileDigest:
     """The FileDigest of a file's bytes."""
     return len(data), hashlib.blake2b(data, digest_size=20).digest()
+
+
+def digest_bytes(digest: FileDigest) -> bytes:
+    """`digest` as bytes of a fixed length, for a hash taken of file digests (the compile key,
+    the parse cache's keys)."""
+    size, hashed = digest
+    return size.to_bytes(8, "little") + hashed

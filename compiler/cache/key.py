@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import compiler
+from compiler.file_bytes import digest_bytes
 from compiler.policy_files import PolicySnapshot
 from compiler.template_files import templates_dir
 
@@ -63,9 +64,8 @@ def compile_key(
     add("policies")
     for entry in files.files:  # in order of their relative paths (scan_policy_files)
         read = files.contents[entry.relative]
-        size, hashed = read.digest
         link = "" if read.real is None else f"link to {read.real}"
-        add(entry.relative, size.to_bytes(8, "little") + hashed, link)
+        add(entry.relative, digest_bytes(read.digest), link)
     for entry in files.others:
         add(entry.relative, b"\0not a regular file", "")
     return digest.hexdigest()

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from compiler.cache.files import prune_files, put_file, take_file
-from compiler.file_bytes import FileDigest
+from compiler.file_bytes import FileDigest, digest_bytes
 from compiler.load.document import SourceDocument
 
 ENTRY_FORMAT = "gpufleet-parsed-file/2"
@@ -40,8 +40,7 @@ class ParsedFileCache:
         hashed = hashlib.blake2b(digest_size=20)
         for part in (ENTRY_FORMAT, self.code, shown, origin):
             hashed.update(part.encode("utf-8", "surrogateescape") + b"\0")
-        size, data = digest
-        hashed.update(size.to_bytes(8, "little") + data)
+        hashed.update(digest_bytes(digest))
         return hashed.hexdigest()
 
     def get(self, digest: FileDigest, shown: str, origin: str) -> list[SourceDocument] | None:
