@@ -1,20 +1,23 @@
-"""Check a YAML text against gpufleet's budgets before the round-trip loader builds it.
+"""Check a YAML text against gpufleet's budgets before a composer builds it.
 
-Why a separate pass: ruamel.yaml's round-trip loader is pure Python (about 0.1 ms a node),
-quadratic in flow nesting and recursive in its composer, so a hostile file could keep it busy
-for minutes or end in a RecursionError. libyaml's event parser (through PyYAML) streams the
-same text in C, so this pass can stop at the first node past a budget, in milliseconds:
+Why a separate pass: composers recurse (libyaml's in C: 100,000 levels of nesting crashed the
+process here; ruamel.yaml's, the fallback, in Python at about 0.1 ms a node, and quadratic
+in flow nesting), and converting a composed alias bomb expands it. libyaml's event parser
+(through PyYAML) streams the text in C, so this pass can stop at the first node past a
+budget, in milliseconds:
 
 - every node counts, and an alias counts as the whole subtree it repeats, so an alias bomb
   (billion laughs) is refused before anything is expanded;
 - nesting deeper than MAX_DEPTH (aliases included) is refused before anything recurses;
 - tags other than YAML's plain core types are refused, as are recursive aliases and anchors
-  defined twice (legal YAML, but the round-trip loader reads them into silently wrong data).
+  defined twice (legal YAML, but read into silently wrong data).
 
 Syntax errors found here are reported here. A text libyaml cannot parse (it speaks YAML 1.1)
 is read by ruamel.yaml's YAML 1.2 parser instead, and the same budgets are applied to that
 parser's events (`check_yaml12_budget`) before anything is composed: ruamel.yaml's composer
-follows merge keys and aliases as eagerly as any other.
+follows merge keys and aliases as eagerly as any other. A short text without anchors,
+aliases, tags or merge keys cannot fail the pass where composing it succeeds
+(`within_budget_unchecked`), and the loader skips the pass for it.
 """
 
 from __future__ import annotations
@@ -216,6 +219,32 @@ class _Budget:
                 self.span(event),
                 "policy files use plain YAML: remove the tag",
             )
+
+
+SHORT_TEXT = 3_000
+"""The longest text the loader may compose without the budget pass first: at most that many
+levels of libyaml's recursive composer (20,000 composed here without trouble; 100,000 crashed
+the process)."""
+
+
+def within_budget_unchecked(text: str, max_nodes: int = MAX_NODES_PER_FILE) -> bool:
+    """True when the budget pass on `text` could fail only where composing and converting it
+    fail too, so that the loader may skip the pass (about half of its time on a small policy
+    file) and go back to it when anything fails:
+
+    - no `&`, `*` or `!`: no anchor, alias or tag (so nothing expands, and no tag to refuse);
+    - no `<<`: no merge key, so the loader's converter meets every node at its own depth and
+      refuses nesting deeper than MAX_DEPTH, or a collection as a key, as the pass would;
+    - at most SHORT_TEXT characters, and few enough for `max_nodes`: without aliases each
+      node is a scalar with characters of its own, or comes with an indicator character
+      (`-`, `?`, `:`, `,`, a bracket), at most three for one (`?` alone is a mapping, its
+      empty key and its empty value), so a text has at most 3 * len(text) + 3 nodes.
+    """
+    return (
+        len(text) <= SHORT_TEXT
+        and 3 * len(text) + 3 <= max_nodes
+        and not any(mark in text for mark in ("&", "*", "!", "<<"))
+    )
 
 
 UNSUPPORTED_YAML_VERSION = "found incompatible YAML document"

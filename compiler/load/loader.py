@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime
 import math
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache, partial
 from pathlib import Path as FsPath
@@ -24,6 +24,7 @@ from compiler.load.budget import (
     MAX_NODES_PER_FILE,
     check_budget,
     check_yaml12_budget,
+    within_budget_unchecked,
 )
 from compiler.load.document import Path, SourceDocument, pack_position, unpack_position
 from compiler.parallel import map_in_order
@@ -330,17 +331,20 @@ def parse_documents(
 
     Documents are composed into nodes (positions on every node) and turned into builtins here
     under the YAML 1.2 core schema, so duplicate keys, tags, merge keys and alias expansion are
-    checked in one place, with the node's own position.
+    checked in one place, with the node's own position. A short text that can hold nothing the
+    budget pass refuses (load.budget.within_budget_unchecked) is composed without the pass;
+    if anything goes wrong it is parsed again on the checked path, so that every problem is
+    reported as that path reports it.
     """
-    documents: list[SourceDocument] = []
+    if within_budget_unchecked(text, max_nodes):
+        try:
+            return _documents(
+                pyyaml.compose_all(text, Loader=_Yaml12Loader), shown, origin, max_nodes
+            )
+        except Exception:  # found again, and reported, on the checked path
+            pass
     try:
-        for index, root in enumerate(compose(text, shown, max_nodes)):
-            if root is None or (root.id == "scalar" and root.tag == _NULL):
-                continue
-            converter = _Converter(shown, max_nodes)
-            converter.positions[()] = pack_position(*_position(root))
-            data = converter.convert(root, (), 0)
-            documents.append(SourceDocument(shown, origin, index, data, converter.positions))
+        return _documents(compose(text, shown, max_nodes), shown, origin, max_nodes)
     except pyyaml.MarkedYAMLError as error:
         hint = "check the YAML syntax near here"
         raise Problems([_marked("GF101", error, shown, hint)]).error() from None
@@ -348,6 +352,20 @@ def parse_documents(
         raise fail("GF101", str(error).strip(), Span(shown, 1, 1)) from None
     except RecursionError:
         raise fail("GF103", "YAML nesting is too deep", Span(shown, 1, 1)) from None
+
+
+def _documents(
+    roots: Iterable[Any], shown: str, origin: str, max_nodes: int
+) -> list[SourceDocument]:
+    """The documents of composed `roots` (empty ones skipped), each node's position kept."""
+    documents: list[SourceDocument] = []
+    for index, root in enumerate(roots):
+        if root is None or (root.id == "scalar" and root.tag == _NULL):
+            continue
+        converter = _Converter(shown, max_nodes)
+        converter.positions[()] = pack_position(*_position(root))
+        data = converter.convert(root, (), 0)
+        documents.append(SourceDocument(shown, origin, index, data, converter.positions))
     return documents
 
 
