@@ -35,7 +35,9 @@ ALIASES_OF_7000_NODES = (
 HAZARDS = [
     "[" * (MAX_DEPTH + 1) + "]" * (MAX_DEPTH + 1),
     "[" * MAX_DEPTH + "]" * MAX_DEPTH,
-    "".join(f"{' ' * 2 * level}k{level}:\n" for level in range(MAX_DEPTH + 1)) + "  " * 65 + "v",
+    "".join(f"{' ' * 2 * level}k{level}:\n" for level in range(MAX_DEPTH + 1))
+    + "  " * (MAX_DEPTH + 1)
+    + "v",
     "- " * (MAX_DEPTH + 1) + "x\n",
     "[" * (SHORT_TEXT - 1),
     "? [a]\n: b\n",
@@ -50,9 +52,8 @@ HAZARDS = [
     "a: 1\n---\n---\nb: [1, 2]\n",
     "a: 99999999999999999999\n",
     "[" * (MAX_DEPTH - 1) + "{<<: {a: b}}" + "]" * (MAX_DEPTH - 1),
-    "a: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\n"
-    "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\n",
     "a: [1, !!binary aGk=]\n",
+    ALIASES_OF_7000_NODES,
     "---\n".join([ALIASES_OF_7000_NODES] * 2),
 ]
 """Texts each near or past one of the pass's budgets, or refused by the composer or converter."""
