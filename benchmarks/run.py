@@ -66,9 +66,11 @@ def _policies(size: str, directory: Path) -> Path:
     return root
 
 
-def compile_once(policies: Path, out: Path, extra: list[str], cache: Path | None = None) -> Run:
+def compile_once(
+    policies: Path, out: Path, extra: list[str], cache: Path | None = None, repo: Path = REPO
+) -> Run:
     """One `gpufleet compile` process into `out`, measured with wait4; with the compile
-    cache in `cache`, else without one."""
+    cache in `cache`, else without one; by the `compiler` package of the checkout `repo`."""
     log = out.with_name(out.name + ".stderr")
     env = dict(os.environ)
     env.pop("GPUFLEET_NO_CACHE", None)
@@ -89,7 +91,7 @@ def compile_once(policies: Path, out: Path, extra: list[str], cache: Path | None
                 "--timings",
                 *extra,
             ],
-            cwd=REPO,
+            cwd=repo,
             env=env,
             stdout=subprocess.DEVNULL,
             stderr=errors,
@@ -233,12 +235,13 @@ def file_system(path: Path) -> str:
     return f"{best[0]} ({best[1]})"
 
 
-def bytecode() -> None:
-    """Compile the package's bytecode, as pip does when it installs gpufleet: each measured
-    process then imports it as an installed gpufleet would (with PYTHONDONTWRITEBYTECODE=1
-    and no bytecode, every run would compile 0.1 s of source first)."""
-    if not compileall.compile_dir(REPO / "compiler", quiet=1):
-        raise SystemExit("cannot compile the bytecode of compiler/")
+def bytecode(repo: Path = REPO) -> None:
+    """Compile the bytecode of the checkout `repo`'s package, as pip does when it installs
+    gpufleet: each measured process then imports it as an installed gpufleet would (with
+    PYTHONDONTWRITEBYTECODE=1 and no bytecode, every run would compile 0.1 s of source
+    first)."""
+    if not compileall.compile_dir(repo / "compiler", quiet=1):
+        raise SystemExit(f"cannot compile the bytecode of {repo / 'compiler'}")
 
 
 def calibration() -> float:
