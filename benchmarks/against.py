@@ -80,6 +80,8 @@ def main() -> None:
     parser.add_argument("--scratch", type=Path, default=None)
     args = parser.parse_args()
     other = args.other.resolve()
+    if other == REPO:
+        raise SystemExit(f"{args.other} is this tree: give a checkout of another")
     for repo in (REPO, other):
         bytecode(repo)
     speed = [calibration()]
