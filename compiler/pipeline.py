@@ -14,7 +14,7 @@ from compiler.file_bytes import FileDigest
 from compiler.ir import ClusterPlan, ResolvedFleet, Steering
 from compiler.limits import DEFAULT_EXPLAIN_TIME_LIMIT, DEFAULT_TIME_LIMIT
 from compiler.load import load_policies
-from compiler.model import build_policies
+from compiler.model import Policies, build_policies
 from compiler.parallel import warm_worker
 from compiler.per_cluster import check_kueue_promise, compile_clusters, warm_up
 from compiler.report import build_report
@@ -72,6 +72,15 @@ def resolve_policies(
     """Load, model and resolve the policies (what needs no solving: ownership, migration);
     with `reuse`, the files are those its key was taken of, and files parsed by an earlier
     compile are not parsed again."""
+    policies_model = model_policies(policies, timings, reuse)
+    with timings.stage("resolve"):
+        return resolve(policies_model, load_catalog())
+
+
+def model_policies(
+    policies: Path, timings: StageTimings = NO_TIMINGS, reuse: Reuse | None = None
+) -> Policies:
+    """Load and model the policies (resolve_policies says what `reuse` does)."""
     warnings: list[Diagnostic] = []
     with timings.stage("load"):
         if reuse is None:
@@ -81,9 +90,7 @@ def resolve_policies(
         if reuse is not None:
             reuse.parsed.prune(len({document.origin for document in documents}))
     with timings.stage("model"):
-        policies_model = build_policies(documents, warnings)
-    with timings.stage("resolve"):
-        return resolve(policies_model, load_catalog())
+        return build_policies(documents, warnings)
 
 
 def check_kueue_promises(fleet: ResolvedFleet, plans: tuple[ClusterPlan, ...]) -> None:
@@ -109,8 +116,10 @@ def compile_policies(
     # with the cache, few clusters are expected to be compiled afresh: the first goes to a
     # worker that gets ready meanwhile
     with warm_worker(reuse is not None, warm_up) as warm:
-        fleet = resolve_policies(policies, timings, reuse)
-        cache = reuse.clusters if reuse is not None else None
+        policies_model = model_policies(policies, timings, reuse)
+        with timings.stage("resolve"):
+            fleet = resolve(policies_model, load_catalog())
+        cache = reuse.clusters_of(policies_model, fleet) if reuse is not None else None
         results = compile_clusters(
             fleet, previous or {}, cache, time_limit, explain_time_limit, timings, warm
         )

@@ -74,6 +74,9 @@ class PolicySnapshot:
     """The policy-named entries that are no regular file."""
     contents: dict[str, FileRead] = field(repr=False)
     """Each file as read, by relative path; empty once the loader has taken them."""
+    digests: dict[str, FileDigest] = field(repr=False)
+    """Each file's FileDigest as the key was taken of it, by relative path (kept once the
+    loader has taken the bytes)."""
     taken: bool = False
     changed: bool = False
     """Whether a file read again was no longer what its digest said (the key is not of what
@@ -131,7 +134,8 @@ def read_policy_files(root: Path, index: FileIndex | None = None) -> PolicySnaps
         else:
             data = read_at_most(real or entry.path, MAX_FILE_BYTES + 1)
             contents[entry.relative] = FileRead(real, data, bytes_digest(data))
-    return PolicySnapshot(files, others, contents)
+    digests = {relative: read.digest for relative, read in contents.items()}
+    return PolicySnapshot(files, others, contents, digests)
 
 
 def policy_files(root: Path) -> list[Path]:

@@ -14,6 +14,7 @@ import pytest
 
 import compiler.commands
 from compiler.cache import CompileOptions, compile_key
+from compiler.cache.clusters import INPUTS
 from compiler.cache.files import prune_files, put_file, take_file
 from compiler.cache.key import code_digest
 from compiler.cache.parsed import ParsedFileCache
@@ -265,10 +266,13 @@ def test_an_answer_from_the_record_loads_no_stage(example_repo: Path, tmp_path: 
 
 
 def test_corrupt_entries_are_misses(run_cli: Cli, cache: Path):
-    """Every parsed-file and cluster entry cut short: the next compile parses, solves and
-    emits again and writes what a compile without the cache writes."""
+    """Every parsed-file and cluster entry, and every kept fingerprint of a cluster's inputs,
+    cut short: the next compile parses, fingerprints, solves and emits again and writes what
+    a compile without the cache writes."""
     assert run_cli("compile")[0] == 0
-    entries = [p for part in ("parsed", "clusters") for p in (cache / part).iterdir()]
+    parts = ("parsed", "clusters", f"clusters/{INPUTS}")
+    entries = [p for part in parts for p in (cache / part).iterdir() if p.is_file()]
+    assert any((cache / "clusters" / INPUTS).iterdir()), "no fingerprint was kept"
     assert entries, "the compile kept nothing to reuse"
     for entry in entries:
         entry.write_bytes(entry.read_bytes()[:20])

@@ -26,6 +26,7 @@ account that wrote it.
 from __future__ import annotations
 
 import pickle
+import re
 import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -43,6 +44,12 @@ ENTRY_FORMAT = "gpufleet-cluster-entry/3"
 
 MIN_ENTRIES = 256
 """The least number of entries kept (the limit is MIN_ENTRIES or 4 per cluster, the larger)."""
+
+INPUTS = "inputs"
+"""The directory below the entries' that keeps each fingerprint of a cluster's resolved
+inputs under its inputs' name (compiler.cache.inputs), pruned like the entries."""
+
+_FINGERPRINT = re.compile(rb"[0-9a-f]{40}")
 
 
 @dataclass(frozen=True)
@@ -66,19 +73,39 @@ class ClusterCache:
     directory: Path
     options: CompileOptions
     code: str
+    names: Mapping[str, str] = field(default_factory=dict)
+    """Each cluster's name for its resolved inputs (compiler.cache.inputs), by cluster name:
+    the fingerprint of inputs named before is read from INPUTS rather than taken."""
     _inputs: dict[int, tuple[ResolvedCluster, str]] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
-    """The fingerprint of each cluster's inputs, taken once per compile (stored_key and store
+    """The fingerprint of each cluster's inputs, found once per compile (stored_key and store
     both need it), with the cluster it is of (so that its id is not reused meanwhile)."""
+
+    def named(self, names: Mapping[str, str]) -> ClusterCache:
+        """This cache, with `names` for the clusters' inputs (see `names`)."""
+        return replace(self, names=names)
 
     def key(self, cluster: ResolvedCluster, fleet: ResolvedFleet, previous: Steering | None) -> str:
         """The key of `cluster`'s result when compiled over the `previous` plan."""
         known = self._inputs.get(id(cluster))
         if known is None or known[0] is not cluster:
-            known = (cluster, fingerprint(cluster, fleet.ladder, fleet.fleet))
+            known = (cluster, self._fingerprint(cluster, fleet))
             self._inputs[id(cluster)] = known
         return fingerprint(ENTRY_FORMAT, self.code, repr(self.options), known[1], previous)
+
+    def _fingerprint(self, cluster: ResolvedCluster, fleet: ResolvedFleet) -> str:
+        """The fingerprint of `cluster`'s resolved inputs, as kept under their name, or taken
+        (and kept, when they have a name)."""
+        name = self.names.get(cluster.name)
+        if name is not None:
+            kept = take_file(self.directory / INPUTS, name)
+            if kept is not None and _FINGERPRINT.fullmatch(kept):
+                return kept.decode("ascii")
+        found = fingerprint(cluster, fleet.ladder, fleet.fleet)
+        if name is not None:
+            put_file(self.directory / INPUTS, name, found.encode("ascii"))
+        return found
 
     def stored_key(
         self, cluster: ResolvedCluster, fleet: ResolvedFleet, previous: Steering | None
@@ -123,7 +150,9 @@ class ClusterCache:
             self._write(self.key(cluster, fleet, before), result.plan.changed_nodes, packed)
             if before != result.plan.steering:
                 self._write(self.key(cluster, fleet, result.plan.steering), (), packed)
-        prune_files(self.directory, max(MIN_ENTRIES, 4 * len(fleet.clusters)))
+        keep = max(MIN_ENTRIES, 4 * len(fleet.clusters))
+        prune_files(self.directory, keep)
+        prune_files(self.directory / INPUTS, keep)
 
     def _write(self, key: str, changed: tuple[str, ...], packed: bytes) -> None:
         """Store under `key` a packed result whose plan changes the nodes `changed`."""

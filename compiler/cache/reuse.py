@@ -5,8 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from compiler.cache.clusters import ClusterCache
+from compiler.cache.inputs import input_names
 from compiler.cache.parsed import ParsedFileCache
 from compiler.cache.session import CompileCache
+from compiler.ir import ResolvedFleet
+from compiler.model import Policies
 from compiler.policy_files import PolicySnapshot
 
 
@@ -28,3 +31,12 @@ class Reuse:
             ParsedFileCache(cache.directory / "parsed", cache.code),
             ClusterCache(cache.directory / "clusters", cache.options, cache.code),
         )
+
+    def clusters_of(self, policies: Policies, fleet: ResolvedFleet) -> ClusterCache:
+        """The cluster cache for `fleet`, resolved from `policies` as loaded from `files`:
+        with the names of its clusters' inputs (compiler.cache.inputs), unless a file was
+        loaded from other bytes than those its digest is of."""
+        if self.files.changed:
+            return self.clusters
+        names = input_names(policies, fleet, self.files.digests, self.clusters.code)
+        return self.clusters.named(names)
