@@ -4,10 +4,14 @@ comes out as it would from the whole fleet."""
 
 from __future__ import annotations
 
+import json
 import os
 import pickle
 import signal
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -16,7 +20,8 @@ from compiler.parallel import warm_worker
 from compiler.per_cluster import alone, compile_cluster
 from compiler.pipeline import Compiled
 from compiler.report.previous import read_previous_steering
-from tests.conftest import REPO
+from tests.conftest import EXAMPLE, REPO
+from tests.random_fleets import fleet
 
 WARMED: list[int] = []
 """Which processes warmed up (a worker's own copy, forked from the test's)."""
@@ -134,3 +139,62 @@ def test_ctrl_c_is_left_to_the_parent() -> None:
         time.sleep(0.2)  # past its start, into the task
         os.kill(worker._process.pid, signal.SIGINT)  # type: ignore[arg-type]
         assert worker.result() is None
+
+
+WARM_CLUSTERS = """
+import json
+import sys
+from pathlib import Path
+
+from compiler.cel import ast
+from compiler.per_cluster import alone, compile_cluster, warm_up
+from compiler.pipeline import resolve_policies
+
+warm_up()
+parsed = ast.parse_checked
+anew = []
+
+
+def counted(source, variables):
+    before = parsed.cache_info().misses
+    found = parsed(source, variables)
+    if parsed.cache_info().misses > before:
+        anew.append(source)
+    return found
+
+
+for module in list(sys.modules.values()):
+    if module is not ast and getattr(module, "parse_checked", None) is parsed:
+        module.parse_checked = counted
+for directory in sys.argv[1:]:
+    fleet = resolve_policies(Path(directory))  # tiers' selectors are parsed here
+    for cluster in fleet.clusters:
+        anew.clear()
+        compile_cluster(alone(fleet, cluster), cluster, None, 10.0, 10.0)
+        print(json.dumps([directory, cluster.name, anew]))
+"""
+
+
+def test_a_warmed_up_process_parses_no_admission_expression_anew(tmp_path: Path) -> None:
+    """warm_up parses every CEL expression the admission policies of the example fleet and of
+    random fleets write (compiler.emit.admission_warm_up), but the few that bake the cluster's
+    namespaces in: a fresh process, so that no other test parsed them before."""
+    directories = [str(EXAMPLE)]
+    for seed in (3, 6, 19, 33, 53):
+        directory = tmp_path / str(seed)
+        for relative, text in fleet(seed).items():
+            (directory / relative).parent.mkdir(parents=True, exist_ok=True)
+            (directory / relative).write_text(text)
+        directories.append(str(directory))
+    found = subprocess.run(
+        [sys.executable, "-c", WARM_CLUSTERS, *directories],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=REPO,
+    ).stdout.splitlines()
+    clusters = [json.loads(line) for line in found]
+    assert len(clusters) >= len(directories), found
+    for directory, cluster, anew in clusters:
+        baked = [s for s in anew if s.startswith("!(request.namespace in ")]
+        assert anew == baked, f"{directory}, {cluster}: {anew}"
