@@ -24,7 +24,7 @@ from compiler.cli import main
 from compiler.diagnostics import CompileError
 from compiler.write import OWNED_LIST, OutputConflict, write_tree
 from compiler.write.atomic import beside, remove
-from compiler.write.prestage import Prestage, carry_over, snapshot
+from compiler.write.prestage import NICENESS, Prestage, carry_over, snapshot
 from compiler.write.writer import Staged
 from tests.conftest import EXAMPLE, REPO
 
@@ -297,6 +297,21 @@ def test_a_prestage_never_used_is_stopped_and_leaves_nothing(tmp_path: Path) -> 
     prestage.discard()  # at once, carried or not (a compile that failed)
     assert state(out) == before
     assert [p.name for p in tmp_path.iterdir()] == ["out"]
+
+
+def test_a_prestage_runs_nicer_than_the_compile(tmp_path: Path) -> None:
+    """It works ahead with what CPU the compile leaves (NICENESS)."""
+    out = tmp_path / "out"
+    write_tree(out, {f"f{i}.yaml": "x\n" for i in range(10)})
+    prestage = Prestage.start(out)
+    assert prestage is not None
+    try:
+        assert prestage.staged() is not None  # carried: it now waits for orders
+        own = os.getpriority(os.PRIO_PROCESS, 0)
+        found = os.getpriority(os.PRIO_PROCESS, prestage._pid)  # type: ignore[arg-type]
+        assert found == min(own + NICENESS, 19)
+    finally:
+        prestage.discard()
 
 
 def test_a_prestage_that_fails_is_none_and_the_write_stages_from_nothing(
