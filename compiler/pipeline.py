@@ -32,7 +32,9 @@ class Compiled:
 
     fleet: ResolvedFleet
     plans: tuple[ClusterPlan, ...]
-    tree: dict[str, str]
+    tree: Mapping[str, str]
+    """Path below out/ -> text, in path order (emit.assemble.OutputTree: a cached cluster's
+    texts are unpacked only when read)."""
     digests: dict[str, FileDigest] = field(default_factory=dict)
     """The FileDigest of the tree's files the compile cache gave or kept (the write hashes
     the rest)."""
@@ -125,7 +127,7 @@ def compile_policies(
         )
     with timings.stage("emit"):
         plans = tuple(r.plan for r in results)
-        tree = assemble_tree(fleet, [(r.files, list(r.synced)) for r in results])
-        tree[REPORT] = build_report(fleet, plans)
+        report = {REPORT: build_report(fleet, plans)}
+        tree = assemble_tree(fleet, [(r.files, list(r.synced)) for r in results], report)
     digests = {path: digest for r in results for path, digest in r.digests.items()}
-    return Compiled(fleet, plans, dict(sorted(tree.items())), digests)
+    return Compiled(fleet, plans, tree, digests)

@@ -4,6 +4,7 @@ without solving or emitting, and anything that could change the answer makes it 
 from __future__ import annotations
 
 import os
+import pickle
 import shutil
 import subprocess
 import sys
@@ -14,7 +15,7 @@ import pytest
 
 import compiler.commands
 from compiler.cache import CompileOptions, compile_key
-from compiler.cache.clusters import INPUTS
+from compiler.cache.clusters import INPUTS, ClusterCache, ClusterResult, PackedTexts
 from compiler.cache.files import prune_files, put_file, take_file
 from compiler.cache.key import code_digest
 from compiler.cache.parsed import ParsedFileCache
@@ -22,6 +23,7 @@ from compiler.cache.store import CompileRecord, read_record, write_record
 from compiler.diagnostics import CompileError, Diagnostic
 from compiler.load.document import SourceDocument
 from compiler.load.loader import FILES_PER_TASK, load_policies
+from compiler.per_cluster import compile_cluster
 from compiler.pipeline import Compiled
 from compiler.policy_files import MAX_FILE_BYTES, read_policy_files
 from tests.conftest import EXAMPLE
@@ -278,6 +280,58 @@ def test_corrupt_entries_are_misses(run_cli: Cli, cache: Path):
         entry.write_bytes(entry.read_bytes()[:20])
     assert run_cli("compile")[0] == 0
     assert run_cli("compile", "--no-cache", "--check")[0] == 0  # out/ is what it should be
+
+
+def test_a_reused_cluster_is_unpacked_only_where_out_differs(
+    run_cli: Cli, cache: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """A one-team change in prod-east: prod-west comes from the cache and its texts stay
+    packed, since out/ holds its files (compared by digest). With one of its files edited in
+    out/, the write unpacks its texts to write that file back."""
+    unpacked: list[str] = []
+    real = PackedTexts.__getitem__
+
+    def counted(self: PackedTexts, path: str) -> str:
+        unpacked.append(path)
+        return real(self, path)
+
+    monkeypatch.setattr(PackedTexts, "__getitem__", counted)
+    assert run_cli("compile")[0] == 0
+    grant = Path("policies/grants/gpu-ops.yaml")  # gpu-ops is in prod-east only
+    grant.write_text(grant.read_text().replace("limit: 8", "limit: 9"))
+    unpacked.clear()
+    assert run_cli("compile")[0] == 0
+    assert unpacked == []
+    edited = sorted(Path("out/clusters/prod-west").rglob("*.yaml"))[0]
+    original = edited.read_text()
+    edited.write_text(original + "# edited\n")
+    grant.write_text(grant.read_text().replace("limit: 9", "limit: 10"))
+    assert run_cli("compile")[0] == 0
+    assert edited.read_text() == original
+    assert str(edited.relative_to("out")) in unpacked
+    assert all(path.startswith("clusters/prod-west/") for path in unpacked), unpacked
+
+
+def test_an_entry_whose_texts_changed_is_a_miss(compiled_example: Compiled, tmp_path: Path) -> None:
+    """The texts are unpacked late, so an entry is read whole only if they are the bytes it
+    kept (their CRC-32): other bytes are a miss at once, not an error while writing."""
+    fleet, previous = compiled_example.fleet, {}
+    clusters = ClusterCache(tmp_path, CompileOptions(20.0, 10.0, False), "code")
+    results = {
+        c.name: compile_cluster(fleet, c, None, 20.0, 10.0, digested=True) for c in fleet.clusters
+    }
+    assert all(isinstance(r, ClusterResult) for r in results.values())
+    clusters.store(fleet, previous, results)  # type: ignore[arg-type]
+    cluster = fleet.clusters[0]
+    key = clusters.key(cluster, fleet, None)
+    found = clusters.read(key, cluster.name)
+    assert found is not None and isinstance(found.files, PackedTexts)
+    assert dict(found.files) == results[cluster.name].files  # type: ignore[union-attr]
+    entry = tmp_path / key
+    format_, stored, changed, head, texts, crc = pickle.loads(entry.read_bytes())
+    flipped = texts[:-1] + bytes([texts[-1] ^ 1])
+    entry.write_bytes(pickle.dumps((format_, stored, changed, head, flipped, crc)))
+    assert clusters.read(key, cluster.name) is None
 
 
 def test_parsed_files_load_as_without_the_cache_cold_warm_or_in_part(tmp_path: Path):

@@ -11,7 +11,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -37,12 +37,12 @@ def trees(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, str], dic
     """The example's tree, and the tree after a team change (files changed and removed)."""
     root = tmp_path_factory.mktemp("crash") / "policies"
     shutil.copytree(EXAMPLE, root)
-    old = compile_policies(root).tree
+    old = dict(compile_policies(root).tree)
     grant = root / "grants" / "vision.yaml"
     grant.write_text(grant.read_text().replace("guaranteed: 16", "guaranteed: 8"))
     (root / "teams" / "data-science.yaml").unlink()
     (root / "grants" / "data-science.yaml").unlink()
-    new = compile_policies(root).tree
+    new = dict(compile_policies(root).tree)
     assert old != new and set(old) != set(new)
     return old, new
 
@@ -164,11 +164,11 @@ def test_random_kills_of_the_real_cli_during_its_write(
     assert "old" in seen
 
 
-def interrupt_the_swap(out: Path, tree: dict[str, str], scratch: Path) -> None:
+def interrupt_the_swap(out: Path, tree: Mapping[str, str], scratch: Path) -> None:
     """Kill a write of `tree` over `out` where the fallback swap leaves out/ missing (moved
     aside to .out.retired, the new tree not yet in)."""
     tree_file = scratch / "tree.json"
-    tree_file.write_text(json.dumps(tree))
+    tree_file.write_text(json.dumps(dict(tree)))
     assert run_killed(out, tree_file, "aside", "fallback")[0] == -signal.SIGKILL
     assert not out.exists() and (out.parent / f".{out.name}.retired").is_dir()
 

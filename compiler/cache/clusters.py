@@ -15,9 +15,13 @@ again (the solver's last objective is canonical: `compiler.solve.solver._canonic
 that second entry, every cluster would miss once after each compile that changed its plan.
 
 An entry, `<cache directory>/clusters/<key>`, is a pickle of its key, the nodes the plan
-changes and the result packed (a zlib-compressed pickle, made once for both keys). It is
-written to a temporary file and renamed (compiler.cache.files), so concurrent runs each leave
-a whole entry; anything unreadable is a miss. The least recently used entries beyond
+changes, the result's head (a pickle of its plan, synced kinds and file digests) and its
+files' texts packed (a zlib-compressed pickle, with its CRC-32), both made once for both
+keys. A compile reads the head; the texts stay packed (PackedTexts) until one of them is
+read, which a compile whose out/ already holds the cluster's files never does: the write
+compares those files by their digests. An entry is written to a temporary file and renamed
+(compiler.cache.files), so concurrent runs each leave a whole entry; anything unreadable, or
+texts whose CRC-32 is not the one kept, is a miss. The least recently used entries beyond
 MIN_ENTRIES or 4 per cluster are deleted after each store, in batches (files.prune_files).
 The directory is the user's own, like ~/.cache in general: an entry is trusted as far as the
 account that wrote it.
@@ -28,7 +32,7 @@ from __future__ import annotations
 import pickle
 import re
 import zlib
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -39,7 +43,7 @@ from compiler.emit.argocd import SyncedKind
 from compiler.file_bytes import FileDigest
 from compiler.ir import ClusterPlan, ResolvedCluster, ResolvedFleet, Steering
 
-ENTRY_FORMAT = "gpufleet-cluster-entry/3"
+ENTRY_FORMAT = "gpufleet-cluster-entry/4"
 """Changes whenever an entry's contents or its key's parts change."""
 
 MIN_ENTRIES = 256
@@ -58,11 +62,35 @@ class ClusterResult:
     of object Argo CD syncs for it."""
 
     plan: ClusterPlan
-    files: dict[str, str]
+    files: Mapping[str, str]
+    """Path below out/ -> text: a dict, or PackedTexts for a result read from the cache."""
     synced: tuple[SyncedKind, ...]
     digests: dict[str, FileDigest] = field(default_factory=dict)
     """Each file's FileDigest, for a result kept in the cache (else none): a write compares
     a reused cluster's files with out/'s by these, without encoding and hashing them again."""
+
+
+class PackedTexts(Mapping[str, str]):
+    """A cached result's texts by path, unpacked (all at once) when the first is read."""
+
+    def __init__(self, paths: Iterable[str], packed: bytes) -> None:
+        self._paths = dict.fromkeys(paths)
+        self._packed = packed
+        self._texts: dict[str, str] | None = None
+
+    def __getitem__(self, path: str) -> str:
+        if self._texts is None:
+            self._texts = pickle.loads(zlib.decompress(self._packed))
+        return self._texts[path]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._paths)
+
+    def __len__(self) -> int:
+        return len(self._paths)
+
+    def __contains__(self, path: object) -> bool:
+        return path in self._paths
 
 
 @dataclass(frozen=True)
@@ -121,15 +149,16 @@ class ClusterCache:
         if data is None:
             return None
         try:
-            format_, stored_key, changed, packed = pickle.loads(data)
-            if format_ != ENTRY_FORMAT or stored_key != key:
+            format_, stored_key, changed, head, texts, crc = pickle.loads(data)
+            if format_ != ENTRY_FORMAT or stored_key != key or zlib.crc32(texts) != crc:
                 return None
-            result = pickle.loads(zlib.decompress(packed))
+            plan, synced, digests = pickle.loads(head)
         except Exception:  # any unreadable entry (cut short, another format) is a miss
             return None
-        if not isinstance(result, ClusterResult) or result.plan.cluster != cluster:
+        if not isinstance(plan, ClusterPlan) or plan.cluster != cluster or not digests:
             return None
-        return replace(result, plan=replace(result.plan, changed_nodes=changed))
+        files = PackedTexts(digests, texts)
+        return ClusterResult(replace(plan, changed_nodes=changed), files, synced, digests)
 
     def store(
         self,
@@ -144,9 +173,11 @@ class ClusterCache:
             if result is None:
                 continue
             before = previous.get(cluster.name)
-            # the plan and files are packed once for both keys; only the nodes changed differ
-            unchanged = replace(result, plan=replace(result.plan, changed_nodes=()))
-            packed = zlib.compress(pickle.dumps(unchanged, protocol=5), 1)
+            # the head and texts are packed once for both keys; only the nodes changed differ
+            plan = replace(result.plan, changed_nodes=())
+            head = pickle.dumps((plan, result.synced, result.digests), protocol=5)
+            texts = zlib.compress(pickle.dumps(dict(result.files), protocol=5), 1)
+            packed = (head, texts, zlib.crc32(texts))
             self._write(self.key(cluster, fleet, before), result.plan.changed_nodes, packed)
             if before != result.plan.steering:
                 self._write(self.key(cluster, fleet, result.plan.steering), (), packed)
@@ -154,7 +185,8 @@ class ClusterCache:
         prune_files(self.directory, keep)
         prune_files(self.directory / INPUTS, keep)
 
-    def _write(self, key: str, changed: tuple[str, ...], packed: bytes) -> None:
-        """Store under `key` a packed result whose plan changes the nodes `changed`."""
-        data = pickle.dumps((ENTRY_FORMAT, key, changed, packed), protocol=5)
+    def _write(self, key: str, changed: tuple[str, ...], packed: tuple[bytes, bytes, int]) -> None:
+        """Store under `key` a packed result (head, texts and the texts' CRC-32) whose plan
+        changes the nodes `changed`."""
+        data = pickle.dumps((ENTRY_FORMAT, key, changed, *packed), protocol=5)
         put_file(self.directory, key, data)

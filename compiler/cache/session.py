@@ -78,7 +78,7 @@ class CompileCache:
 
     def remember(
         self,
-        tree: dict[str, str],
+        tree: Mapping[str, str],
         reported: Sequence[Diagnostic],
         suppressed: Sequence[Suppressed],
         depends: Sequence[Path],
@@ -94,7 +94,7 @@ class CompileCache:
         if self.files.changed:
             return False
         written = with_listing(tree)
-        digest = files_digest(written, lambda path: digest_of(path, written[path], known or {}))
+        digest = files_digest(written, lambda path: digest_of(path, written, known or {}))
         files = tuple((str(path.absolute()), file_sha256(path)) for path in depends)
         record = CompileRecord(
             self.key, digest, len(tree), tuple(reported), tuple(suppressed), files

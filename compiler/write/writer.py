@@ -31,7 +31,7 @@ from __future__ import annotations
 import errno
 import os
 import shutil
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -124,7 +124,7 @@ def _walk(
                 regular.add(relative)
 
 
-def refuse_symlinks(out: Path, tree: dict[str, str], present: Present) -> None:
+def refuse_symlinks(out: Path, tree: Mapping[str, str], present: Present) -> None:
     """Raise CompileError if out/, or any file or directory the tree writes below it, is a link.
 
     Writing would replace such a link with gpufleet's own file, so a link someone put there
@@ -171,12 +171,33 @@ def refuse_enclosing(out: Path) -> None:
         )
 
 
-def with_listing(tree: Mapping[str, str]) -> dict[str, str]:
-    """The tree as written: the output files plus the list of files gpufleet owns."""
+def with_listing(tree: Mapping[str, str]) -> Mapping[str, str]:
+    """The tree as written: the output files plus the list of files gpufleet owns (last), a
+    view that reads a file's text from `tree` only when it is read."""
     listing = "# Files written by gpufleet; it prunes only these.\n" + "".join(
         f"{path}\n" for path in sorted(tree)
     )
-    return {**tree, OWNED_LIST: listing}
+    return _Listed(tree, listing)
+
+
+class _Listed(Mapping[str, str]):
+    """`tree` and OWNED_LIST's `listing` after its files (with_listing)."""
+
+    def __init__(self, tree: Mapping[str, str], listing: str) -> None:
+        self._tree, self._listing = tree, listing
+
+    def __getitem__(self, path: str) -> str:
+        return self._listing if path == OWNED_LIST else self._tree[path]
+
+    def __iter__(self) -> Iterator[str]:
+        yield from (path for path in self._tree if path != OWNED_LIST)
+        yield OWNED_LIST
+
+    def __len__(self) -> int:
+        return len(self._tree) + (OWNED_LIST not in self._tree)
+
+    def __contains__(self, path: object) -> bool:
+        return path == OWNED_LIST or path in self._tree
 
 
 def refuse_read_only(out: Path, present: Present) -> None:
@@ -192,24 +213,26 @@ def refuse_read_only(out: Path, present: Present) -> None:
             )
 
 
-def compare_tree(out: Path, tree: dict[str, str]) -> Staleness:
+def compare_tree(out: Path, tree: Mapping[str, str]) -> Staleness:
     """What writing `tree` would add, change and remove below `out`."""
     return _compare(out, tree, present_files(out), _holds_in(out))
 
 
-def _compare(
-    out: Path, tree: dict[str, str], present: Present, holds: Callable[[str, str], bool]
-) -> Staleness:
-    """The comparison, with `holds(path, text)` saying whether the regular file `path` of
-    out/ holds exactly `text`."""
+Holds = Callable[[str, Mapping[str, str]], bool]
+"""Whether the regular file `path` of out/ holds exactly the text of `path` in a tree (which
+it reads only if it must)."""
+
+
+def _compare(out: Path, tree: Mapping[str, str], present: Present, holds: Holds) -> Staleness:
+    """The comparison, with `holds` saying whether a file of out/ is the tree's."""
     refuse_symlinks(out, tree, present)
     full = with_listing(tree)
     owned = set(owned_files(out)) | {OWNED_LIST}
     result = Staleness()
-    for path, text in full.items():
+    for path in full:
         if path not in present.files:
             result.added.append(path)
-        elif path not in present.regular or not holds(path, text):
+        elif path not in present.regular or not holds(path, full):
             result.changed.append(path)
     result.removed = sorted((owned & present.files) - set(full))
     result.foreign = sorted(present.files - owned - set(full))
@@ -220,11 +243,11 @@ def _compare(
     return result
 
 
-def _holds_in(out: Path) -> Callable[[str, str], bool]:
-    """Whether the regular file `path` of `out` holds exactly `text`, read from the disk."""
+def _holds_in(out: Path) -> Holds:
+    """`holds` for _compare, reading the file of `out` from the disk."""
 
-    def holds(path: str, text: str) -> bool:
-        expected = text.encode("utf-8")
+    def holds(path: str, tree: Mapping[str, str]) -> bool:
+        expected = tree[path].encode("utf-8")
         return read_at_most(f"{out}/{path}", len(expected) + 1) == expected
 
     return holds
@@ -235,11 +258,11 @@ def text_digest(text: str) -> FileDigest:
     return bytes_digest(text.encode("utf-8"))
 
 
-def digest_of(path: str, text: str, known: Mapping[str, FileDigest]) -> FileDigest:
-    """The FileDigest of the tree's file `path`, whose text is `text`: `known`'s, if it has
-    one (the compile cache's), else taken here."""
+def digest_of(path: str, tree: Mapping[str, str], known: Mapping[str, FileDigest]) -> FileDigest:
+    """The FileDigest of the file `path` of `tree`: `known`'s, if it has one (the compile
+    cache's: the text is then not read), else taken here."""
     found = known.get(path)
-    return found if found is not None else text_digest(text)
+    return found if found is not None else text_digest(tree[path])
 
 
 @dataclass(frozen=True)
@@ -258,16 +281,16 @@ class Staged:
     digests: Mapping[str, FileDigest]
     carried: frozenset[str]
 
-    def holds_in(self, out: Path, known: Mapping[str, FileDigest]) -> Callable[[str, str], bool]:
+    def holds_in(self, out: Path, known: Mapping[str, FileDigest]) -> Holds:
         """`holds` for _compare, from the digests (from the disk for a file without one);
         `known` has the FileDigest of some of the tree's files (the rest are hashed here)."""
         on_disk = _holds_in(out)
 
-        def holds(path: str, text: str) -> bool:
+        def holds(path: str, tree: Mapping[str, str]) -> bool:
             old = self.digests.get(path)
             if old is None:
-                return on_disk(path, text)
-            return digest_of(path, text, known) == old
+                return on_disk(path, tree)
+            return digest_of(path, tree, known) == old
 
         return holds
 
@@ -310,7 +333,7 @@ class OutputConflict(Exception):
 
 def write_tree(
     out: Path,
-    tree: dict[str, str],
+    tree: Mapping[str, str],
     carried: Carried | None = None,
     known: Mapping[str, FileDigest] | None = None,
 ) -> Staleness:
@@ -376,7 +399,7 @@ def write_tree(
 
 def _carried_changes(
     out: Path,
-    tree: dict[str, str],
+    tree: Mapping[str, str],
     carried: Carried,
     staged: Staged,
     known: Mapping[str, FileDigest],
@@ -392,7 +415,7 @@ def _carried_changes(
     return changes if carried.still_carried() else None
 
 
-def _stage(out: Path, staging: Path, tree: dict[str, str], changes: Staleness) -> None:
+def _stage(out: Path, staging: Path, tree: Mapping[str, str], changes: Staleness) -> None:
     """Build the new out/ in `staging`: the tree, and the user's own files carried over."""
     staging.mkdir(parents=True)
     files = with_listing(tree)
@@ -406,11 +429,11 @@ def _stage(out: Path, staging: Path, tree: dict[str, str], changes: Staleness) -
         else:
             shutil.copy2(source, target)
     rewritten = {*changes.added, *changes.changed}
-    for path, text in files.items():
-        _stage_file(str(out), str(staging), path, text, keep=path not in rewritten)
+    for path in files:
+        _stage_file(str(out), str(staging), path, files, keep=path not in rewritten)
 
 
-def _restage(staging: Path, tree: dict[str, str], changes: Staleness, staged: Staged) -> None:
+def _restage(staging: Path, tree: Mapping[str, str], changes: Staleness, staged: Staged) -> None:
     """Turn out/ carried into `staging` into the new out/ that _stage would build: the files
     that changed or went are dropped, directories left empty go, and the new bytes are
     written; what did not change is already there."""
@@ -433,17 +456,18 @@ def _restage(staging: Path, tree: dict[str, str], changes: Staleness, staged: St
         write_file(f"{root}/{path}", files[path].encode("utf-8"))
 
 
-def _stage_file(out: str, staging: str, path: str, text: str, keep: bool) -> None:
-    """Put one file of the new tree into staging: a hard link to out/'s own copy when its
-    bytes are unchanged (no new inode, and the old one is not freed by the clean-up), else
-    the new bytes. Files are never modified in place, so out/ stays the old tree meanwhile."""
+def _stage_file(out: str, staging: str, path: str, files: Mapping[str, str], keep: bool) -> None:
+    """Put the file `path` of the new tree `files` into staging: a hard link to out/'s own
+    copy when its bytes are unchanged (no new inode, and the old one is not freed by the
+    clean-up), else the new bytes. Files are never modified in place, so out/ stays the old
+    tree meanwhile."""
     if keep:
         try:
             os.link(f"{out}/{path}", f"{staging}/{path}", follow_symlinks=False)
             return
         except OSError:
             pass  # a file system without hard links: write the bytes
-    write_file(f"{staging}/{path}", text.encode("utf-8"))
+    write_file(f"{staging}/{path}", files[path].encode("utf-8"))
 
 
 def write_file(path: str, data: bytes) -> None:

@@ -96,7 +96,7 @@ def _expected(previous_out: Path, target: Path) -> int:
     """Write the tree the pipeline computes for ./policies over `previous_out`'s plans."""
     previous, _ = read_previous_steering(previous_out)
     compiled = compile_policies(Path("policies"), DEFAULT_TIME_LIMIT, previous)
-    target.write_text(json.dumps(compiled.tree), encoding="utf-8")
+    target.write_text(json.dumps(dict(compiled.tree)), encoding="utf-8")
     return 0
 
 
