@@ -21,7 +21,7 @@ def read_at_most(path: str | os.PathLike[str], limit: int) -> bytes:
     for without the file ending (some network and FUSE file systems, /proc)."""
     descriptor = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     try:
-        return _read(descriptor, limit, os.fstat(descriptor).st_size)
+        return read_open(descriptor, limit, os.fstat(descriptor).st_size)
     finally:
         os.close(descriptor)
 
@@ -37,13 +37,14 @@ def read_regular(
         status = os.fstat(descriptor)
         if not stat.S_ISREG(status.st_mode):
             raise OSError(errno.EINVAL, "not a regular file", os.fspath(path))
-        return status, _read(descriptor, limit, status.st_size)
+        return status, read_open(descriptor, limit, status.st_size)
     finally:
         os.close(descriptor)
 
 
-def _read(descriptor: int, limit: int, size: int) -> bytes:
-    """Up to `limit` bytes of the open file, `size` bytes long when it was opened."""
+def read_open(descriptor: int, limit: int, size: int) -> bytes:
+    """Up to `limit` bytes of the open file `descriptor`, `size` bytes long when it was
+    opened (its status, taken however the caller did: fstat, or the stat of a walk)."""
     # sized to one byte past the size it has now, so that most files take one read
     chunks = [os.read(descriptor, min(limit, size + 1))]
     left = limit - len(chunks[0])

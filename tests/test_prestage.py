@@ -23,8 +23,9 @@ from hypothesis import strategies as st
 from compiler.cli import main
 from compiler.diagnostics import CompileError
 from compiler.write import OWNED_LIST, OutputConflict, write_tree
+from compiler.write import prestage as prestage_module
 from compiler.write.atomic import beside, remove
-from compiler.write.prestage import NICENESS, Prestage, carry_over, snapshot
+from compiler.write.prestage import NICENESS, Prestage, Snapshot, carry_over, snapshot
 from compiler.write.writer import Staged
 from tests.conftest import EXAMPLE, REPO
 
@@ -202,6 +203,23 @@ def test_a_prestaged_write_is_a_write(
         assert {p: inode(staged / p) for p in before} == before
 
 
+def test_the_carry_takes_the_snapshot_a_walk_before_it_takes(tmp_path: Path) -> None:
+    """One walk carries out/ and takes its snapshot: the snapshot is the one a walk before
+    the carry takes (every entry: owned and user files, a link, an empty directory), and
+    out/ is as it was."""
+    out = tmp_path / "out"
+    write_tree(out, {"a/x.yaml": "one\n", "a/b/y.yaml": "two\n", "z.yaml": "three\n"})
+    (out / "a" / "notes.txt").write_text("mine\n")
+    (out / "a" / "link").symlink_to("x.yaml")
+    (out / "empty").mkdir()
+    before = snapshot(out)
+    staged, found = prestage_module._carry(out, tmp_path / "staging", 1 << 20)
+    assert found == before == snapshot(out)
+    assert set(before) == staged.present.files | staged.present.directories
+    assert staged.carried == staged.present.files
+    assert not (tmp_path / "staging" / "empty").exists()  # as _stage: no file goes there
+
+
 @pytest.mark.parametrize("swap", ["exchange", "fallback"])
 def test_the_process_carries_out_over_and_removes_the_old_tree(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, swap: str
@@ -320,12 +338,12 @@ def test_a_prestage_that_fails_is_none_and_the_write_stages_from_nothing(
     out = tmp_path / "out"
     write_tree(out, {"a.yaml": "one\n"})
 
-    def fails(out: Path, staging: Path) -> None:
+    def fails(out: Path, staging: Path, max_digested: int) -> None:
         staging.mkdir()
         (staging / "half").write_text("left by a failed carry\n")
         raise OSError("no")
 
-    monkeypatch.setattr("compiler.write.prestage.carry_over", fails)
+    monkeypatch.setattr("compiler.write.prestage._carry", fails)
     prestage = Prestage.start(out)
     assert prestage is not None
     assert prestage.staged() is None
@@ -390,14 +408,14 @@ def test_the_process_finds_out_changed_after_it_carried_it(
     copy carried before it was there."""
     out = tmp_path / "out"
     write_tree(out, {"a/x.yaml": "one\n", "b/y.yaml": "two\n"})
-    carry = carry_over
+    carry = prestage_module._carry
 
-    def then_a_note(out: Path, staging: Path) -> Staged:
-        carried = carry(out, staging)
+    def then_a_note(out: Path, staging: Path, max_digested: int) -> tuple[Staged, Snapshot]:
+        carried = carry(out, staging, max_digested)
         (out / "a" / "notes.txt").write_text("mine\n")
         return carried
 
-    monkeypatch.setattr("compiler.write.prestage.carry_over", then_a_note)
+    monkeypatch.setattr(prestage_module, "_carry", then_a_note)
     prestage = Prestage.start(out)
     assert prestage is not None
     new = {"a/x.yaml": "one\n", "b/y.yaml": "changed\n"}
@@ -450,7 +468,7 @@ def test_orders_to_a_prestage_that_has_ended_do_not_end_gpufleet(tmp_path: Path)
         def fails(*arguments):
             raise OSError("no")
 
-        prestage_module.carry_over = fails
+        prestage_module._carry = fails
         prestage = prestage_module.Prestage.start(Path({str(out)!r}))
         assert prestage.staged() is None  # it has ended
         prestage.dispose(prestage.staging)
@@ -512,14 +530,11 @@ def test_a_check_walk_that_fails_is_out_of_date(
     write stages from nothing."""
     out = tmp_path / "out"
     write_tree(out, {"a/x.yaml": "one\n", "b/y.yaml": "two\n"})
-    walks = [snapshot]
 
-    def second_fails(out: Path) -> object:
-        if not walks:
-            raise FileNotFoundError(2, "No such file or directory", str(out / "a"))
-        return walks.pop()(out)
+    def fails(out: Path) -> object:
+        raise FileNotFoundError(2, "No such file or directory", str(out / "a"))
 
-    monkeypatch.setattr("compiler.write.prestage.snapshot", second_fails)
+    monkeypatch.setattr("compiler.write.prestage.snapshot", fails)
     prestage = Prestage.start(out)
     assert prestage is not None
 

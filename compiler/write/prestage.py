@@ -34,19 +34,20 @@ import os
 import pickle
 import shutil
 import signal
+import stat
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
-from compiler.file_bytes import FileDigest, bytes_digest, read_at_most, read_whole
+from compiler.file_bytes import FileDigest, bytes_digest, read_open, read_whole
 from compiler.lifetime import STOPPING, die_with_parent, signals_held
 from compiler.write.atomic import beside, remove
 from compiler.write.writer import (
     OWNED_LIST,
+    Present,
     Staged,
     owned_files,
-    present_files,
     write_file,
 )
 
@@ -71,36 +72,7 @@ def carry_over(out: Path, staging: Path, max_digested: int = MAX_DIGESTED) -> St
     """Carry every file of `out` into the new directory `staging` as the writer carries an
     unchanged one, and digest every regular file up to `max_digested` bytes: what a
     prestage does (in-process here)."""
-    present = present_files(out)
-    owned = {*owned_files(out), OWNED_LIST}
-    staging.mkdir()
-    digests: dict[str, FileDigest] = {}
-    carried: list[str] = []
-    made = {""}
-    for path in sorted(present.files):
-        source, target = f"{out}/{path}", f"{staging}/{path}"
-        regular = path in present.regular
-        if regular:
-            data = read_at_most(source, max_digested + 1)
-            if len(data) <= max_digested:
-                digests[path] = bytes_digest(data)
-        if path in owned and not regular:
-            continue  # rewritten or removed, never carried
-        parent = os.path.dirname(path)
-        if parent not in made:
-            os.makedirs(f"{staging}/{parent}", exist_ok=True)
-            made.add(parent)
-        if path in owned:
-            try:
-                os.link(source, target, follow_symlinks=False)
-            except OSError:  # no hard link here: a copy, made as the writer makes files
-                write_file(target, read_whole(source))
-        elif path in present.links:
-            os.symlink(os.readlink(source), target)
-        else:
-            shutil.copy2(source, target)
-        carried.append(path)
-    return Staged(present, digests, frozenset(carried))
+    return _carry(out, staging, max_digested)[0]
 
 
 Snapshot = dict[str, tuple[int, int, int, int]]
@@ -112,18 +84,132 @@ def snapshot(out: Path) -> Snapshot:
     changes (a directory's size and time change with its entries). Not the change time:
     carrying a file hard-links it, which changes that."""
     found: Snapshot = {}
-    _snapshot(str(out), "", found)
+    with _directory(str(out)) as descriptor:
+        _snapshot(descriptor, "", found)
     return found
 
 
-def _snapshot(directory: str, prefix: str, found: Snapshot) -> None:
+def _snapshot(directory: int, prefix: str, found: Snapshot) -> None:
     with os.scandir(directory) as entries:
         for entry in entries:
             relative = prefix + entry.name
             status = entry.stat(follow_symlinks=False)
             found[relative] = (status.st_ino, status.st_mode, status.st_size, status.st_mtime_ns)
             if entry.is_dir(follow_symlinks=False):
-                _snapshot(entry.path, relative + "/", found)
+                with _directory(entry.name, directory) as below:
+                    _snapshot(below, relative + "/", found)
+
+
+@contextmanager
+def _directory(path: str, parent: int | None = None) -> Iterator[int]:
+    """A descriptor of the directory `path` (of `parent`'s, if given), never through a link:
+    the walks below go by descriptor, so no system call walks out/'s path again."""
+    descriptor = os.open(path, _DIRECTORY, dir_fd=parent)
+    try:
+        yield descriptor
+    finally:
+        os.close(descriptor)
+
+
+_DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+
+
+def _carry(out: Path, staging: Path, max_digested: int) -> tuple[Staged, Snapshot]:
+    """carry_over, in one walk of `out` that also takes its snapshot: each entry's status is
+    taken before its bytes are read, as a snapshot before the carry would have it."""
+    carrier = _Carrier(str(out), str(staging), {*owned_files(out), OWNED_LIST}, max_digested)
+    staging.mkdir()
+    try:
+        with _directory(carrier.out) as descriptor:
+            carrier.walk(descriptor, "")
+    finally:
+        carrier.close()
+    present = Present(
+        frozenset(carrier.files),
+        frozenset(carrier.links),
+        frozenset(carrier.regular),
+        frozenset(carrier.directories),
+    )
+    return Staged(present, carrier.digests, frozenset(carrier.carried)), carrier.found
+
+
+class _Carrier:
+    """One walk of out/ (`_carry`): what it found, and the staging directories made so far
+    (a directory is made when the first file carried into it is: as _stage makes them)."""
+
+    def __init__(self, out: str, staging: str, owned: set[str], max_digested: int) -> None:
+        self.out, self.staging, self.owned, self.max_digested = out, staging, owned, max_digested
+        self.found: Snapshot = {}
+        self.files: set[str] = set()
+        self.links: set[str] = set()
+        self.regular: set[str] = set()
+        self.directories: set[str] = set()
+        self.digests: dict[str, FileDigest] = {}
+        self.carried: list[str] = []
+        self.made: dict[str, int] = {}
+        """A descriptor of each staging directory made, by its path below staging."""
+
+    def walk(self, directory: int, prefix: str) -> None:
+        with os.scandir(directory) as entries:
+            for entry in entries:
+                path = prefix + entry.name
+                status = entry.stat(follow_symlinks=False)
+                self.found[path] = (
+                    status.st_ino,
+                    status.st_mode,
+                    status.st_size,
+                    status.st_mtime_ns,
+                )
+                if entry.is_dir(follow_symlinks=False):
+                    self.directories.add(path)
+                    with _directory(entry.name, directory) as below:
+                        self.walk(below, path + "/")
+                else:
+                    self.carry(directory, prefix, entry.name, status)
+
+    def carry(self, directory: int, prefix: str, name: str, status: os.stat_result) -> None:
+        """Carry the file `name` of out/'s directory `prefix` (open as `directory`)."""
+        path = prefix + name
+        self.files.add(path)
+        regular = stat.S_ISREG(status.st_mode)
+        if stat.S_ISLNK(status.st_mode):
+            self.links.add(path)
+        elif regular:
+            self.regular.add(path)
+            descriptor = os.open(name, _FILE, dir_fd=directory)
+            try:
+                data = read_open(descriptor, self.max_digested + 1, status.st_size)
+            finally:
+                os.close(descriptor)
+            if len(data) <= self.max_digested:
+                self.digests[path] = bytes_digest(data)
+        if path in self.owned and not regular:
+            return  # rewritten or removed, never carried
+        target = self.target(prefix.rstrip("/"))
+        if path in self.owned:
+            try:
+                os.link(name, name, src_dir_fd=directory, dst_dir_fd=target, follow_symlinks=False)
+            except OSError:  # no hard link here: a copy, made as the writer makes files
+                write_file(f"{self.staging}/{path}", read_whole(f"{self.out}/{path}"))
+        elif path in self.links:
+            os.symlink(os.readlink(name, dir_fd=directory), name, dir_fd=target)
+        else:
+            shutil.copy2(f"{self.out}/{path}", f"{self.staging}/{path}")
+        self.carried.append(path)
+
+    def target(self, directory: str) -> int:
+        """A descriptor of the staging directory `directory` (below staging), made if need be."""
+        found = self.made.get(directory)
+        if found is None:
+            os.makedirs(f"{self.staging}/{directory}", exist_ok=True)
+            found = self.made[directory] = os.open(f"{self.staging}/{directory}", _DIRECTORY)
+        return found
+
+    def close(self) -> None:
+        for descriptor in self.made.values():
+            os.close(descriptor)
+        self.made.clear()
 
 
 _VERIFY, _END = b"v", b"e"
@@ -335,8 +421,8 @@ def _carry_in_child(
         remove(staging)  # what a killed run left
         if trash is not None:
             trash.empty()
-        before = snapshot(out)
-        data = pickle.dumps(carry_over(out, staging), protocol=5)
+        staged, before = _carry(out, staging, MAX_DIGESTED)
+        data = pickle.dumps(staged, protocol=5)
         sent = True
         channel.sendall(len(data).to_bytes(_LENGTH, "big") + data)
         while channel.recv(1) == _VERIFY:
