@@ -91,7 +91,8 @@ def run_command(
         return EXIT_OK
     timings = StageTimings()
     reuse = Reuse.of(cache) if cache is not None else None
-    compiled = compile_as_compile_would(args, report, timings, reuse)
+    meanwhile = prestage.take_if_carried if prestage is not None else None
+    compiled = compile_as_compile_would(args, report, timings, reuse, meanwhile=meanwhile)
     report(compiled.warnings)
     output.suppress([s for silenced in compiled.fleet.suppressions for s in silenced.suppressed()])
     if args.validate:

@@ -19,7 +19,7 @@ import signal
 import sys
 import traceback
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager, suppress
 from typing import Any, Generic, TypeVar
@@ -114,6 +114,11 @@ class OrderedWork(Generic[Item, Result]):
         with _failures_as_diagnostics():  # a worker that died already breaks the pool
             self._pending[index] = self._pool.submit(_run, index)
 
+    def done(self, timeout: float) -> bool:
+        """Whether every started index is done, waiting `timeout` seconds at most for it."""
+        pending = list(self._pending.values())
+        return not pending or not wait(pending, timeout).not_done
+
     def results(self) -> dict[int, Result]:
         """Every started index's result, once all are done. A CompileError raised in a worker
         is raised here as in-process (the first in the indices' order); any other failure is
@@ -155,6 +160,13 @@ class WarmWorker:
                 self._connection.send((function, args))
             except OSError as error:  # it is gone
                 raise BrokenProcessPool(f"the warm worker is gone: {error}") from None
+
+    def ready(self, timeout: float) -> bool:
+        """Whether its task's result has come, waiting `timeout` seconds at most for it."""
+        try:
+            return self._connection.poll(timeout)
+        except (EOFError, OSError):
+            return True  # result() says what became of it
 
     def result(self) -> Any:
         """Its task's result. A CompileError raised there is raised here as in-process; any

@@ -26,6 +26,9 @@ from compiler.parallel import OrderedWork, WarmWorker, worker_count
 from compiler.timings import StageTimings
 from compiler.write.writer import text_digest
 
+POLL = 0.005
+"""Seconds between two calls of compile_clusters' `meanwhile` while clusters compile."""
+
 
 @dataclass(frozen=True)
 class ClusterFailure:
@@ -44,6 +47,7 @@ def compile_clusters(
     explain_time_limit: float,
     timings: StageTimings,
     warm: WarmWorker | None = None,
+    meanwhile: Callable[[], bool] | None = None,
 ) -> list[ClusterResult]:
     """Every cluster's result, in the fleet's order.
 
@@ -51,7 +55,10 @@ def compile_clusters(
     clusters compiled afresh are added to it; the first of those goes to `warm`, if given
     (a WarmWorker that ran warm_up). `previous` holds what steers of the last compile's plans;
     `time_limit` bounds each cluster's solve, and an infeasible cluster's explanation gets
-    `explain_time_limit` of its own. Raises CompileError as the module's docstring says.
+    `explain_time_limit` of its own. `meanwhile`, if given, is what the caller would do now
+    rather than once the clusters are compiled: it is called before they are looked up,
+    and then, every POLL seconds while they compile, until it says it is done. Raises
+    CompileError as the module's docstring says.
     """
 
     def fresh(cluster: ResolvedCluster) -> ClusterResult | ClusterFailure:
@@ -87,11 +94,15 @@ def compile_clusters(
                 )
                 warmed = index
 
+        done = meanwhile is None or meanwhile()
         if cache is None:
             for index in range(len(clusters)):
                 start(index)
         else:
             found.update(_look_up(cache, fleet, previous, start, timings))
+        busy = warm if warmed is not None else None
+        while not done and ((busy is not None and not busy.ready(POLL)) or not work.done(POLL)):
+            done = meanwhile is None or meanwhile()
         with timings.stage("solve+emit"):
             computed = work.results()
             if warm is not None and warmed is not None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -108,6 +108,7 @@ def compile_policies(
     timings: StageTimings = NO_TIMINGS,
     explain_time_limit: float = DEFAULT_EXPLAIN_TIME_LIMIT,
     reuse: Reuse | None = None,
+    meanwhile: Callable[[], bool] | None = None,
 ) -> Compiled:
     """Compile a policy directory into the output tree, in memory (report.md included).
 
@@ -123,7 +124,7 @@ def compile_policies(
             fleet = resolve(policies_model, load_catalog())
         cache = reuse.clusters_of(policies_model, fleet) if reuse is not None else None
         results = compile_clusters(
-            fleet, previous or {}, cache, time_limit, explain_time_limit, timings, warm
+            fleet, previous or {}, cache, time_limit, explain_time_limit, timings, warm, meanwhile
         )
     with timings.stage("emit"):
         plans = tuple(r.plan for r in results)

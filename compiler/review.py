@@ -71,6 +71,7 @@ def compile_as_compile_would(
     timings: StageTimings = NO_TIMINGS,
     reuse: Reuse | None = None,
     previous: Mapping[str, Steering] | None = None,
+    meanwhile: Callable[[], bool] | None = None,
 ) -> Compiled:
     """The tree `gpufleet compile` would write with these arguments (over the plans in --out,
     of which the caller may have read `previous` already): compile, diff, report and render
@@ -81,7 +82,13 @@ def compile_as_compile_would(
             previous, problems = read_previous_steering(args.out)
         report(problems)
     return compile_policies(
-        args.policies, args.solver_time_limit, previous, timings, args.explain_time_limit, reuse
+        args.policies,
+        args.solver_time_limit,
+        previous,
+        timings,
+        args.explain_time_limit,
+        reuse,
+        meanwhile,
     )
 
 

@@ -13,7 +13,7 @@ from compiler import per_cluster
 from compiler.cache.clusters import ClusterResult
 from compiler.diagnostics import CompileError, fail
 from compiler.ir import ResolvedCluster, ResolvedFleet, Steering
-from compiler.parallel import OrderedWork
+from compiler.parallel import OrderedWork, warm_worker
 from compiler.per_cluster import ClusterFailure, compile_clusters
 from compiler.pipeline import Compiled
 from compiler.timings import StageTimings
@@ -184,3 +184,30 @@ def test_a_worker_that_died_before_a_later_start_is_gf001() -> None:
             time.sleep(0.05)
     assert [d.code for d in caught.value.diagnostics] == ["GF001"]
     assert "a worker process died" in caught.value.diagnostics[0].message
+
+
+@pytest.mark.parametrize("done_at", [3, None], ids=["done at its third call", "never done"])
+def test_meanwhile_is_called_while_the_clusters_compile_until_it_is_done(
+    monkeypatch: pytest.MonkeyPatch, compiled_example: Compiled, done_at: int | None
+) -> None:
+    """`meanwhile` (what the write would otherwise wait for) runs before the lookups and
+    then every POLL seconds while the warm worker compiles, until it says it is done; one
+    that never is does not hold the compile up once the clusters are compiled."""
+    monkeypatch.setenv("GPUFLEET_WORKERS", "2")
+    fleet = compiled_example.fleet
+    calls: list[float] = []
+
+    def meanwhile() -> bool:
+        calls.append(time.monotonic())
+        return len(calls) == done_at
+
+    with warm_worker(True, lambda: time.sleep(0.3)) as warm:  # busy for 0.3 s at least
+        assert warm is not None
+        results = compile_clusters(fleet, {}, None, 10.0, 10.0, StageTimings(), warm, meanwhile)
+    assert [r.files for r in results] == [
+        r.files for r in compile_clusters(fleet, {}, None, 10.0, 10.0, StageTimings())
+    ]
+    if done_at is not None:
+        assert len(calls) == done_at
+    else:
+        assert len(calls) > 0.2 / per_cluster.POLL  # called on while the worker warmed up

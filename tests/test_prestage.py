@@ -332,6 +332,28 @@ def test_a_prestage_runs_nicer_than_the_compile(tmp_path: Path) -> None:
         prestage.discard()
 
 
+def test_what_was_carried_is_taken_once_as_soon_as_it_is(tmp_path: Path) -> None:
+    """take_if_carried takes what was carried once the process has sent it (it then
+    verifies out/ at once); the write is then given the same, and out/ ends as the tree."""
+    out = tmp_path / "out"
+    write_tree(out, {f"d/f{i}.yaml": "x\n" for i in range(50)})
+    prestage = Prestage.start(out)
+    assert prestage is not None
+    deadline = time.monotonic() + 30
+    while not prestage.take_if_carried():
+        assert time.monotonic() < deadline, "nothing was carried"
+        time.sleep(0.01)
+    staged = prestage.staged()
+    assert staged is not None and prestage.staged() is staged
+    assert prestage.take_if_carried()
+    new = {f"d/f{i}.yaml": "x\n" if i else "y\n" for i in range(50)}
+    changes = write_tree(out, new, prestage)
+    prestage.discard()
+    assert changes.changed == ["d/f0.yaml"]
+    assert state(out) == state_of(new)
+    assert [p.name for p in tmp_path.iterdir()] == ["out"]
+
+
 def test_a_prestage_that_fails_is_none_and_the_write_stages_from_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

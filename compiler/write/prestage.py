@@ -20,10 +20,11 @@ fails for any reason is no prestage: the writer then stages from nothing, as it 
 
 The lock keeps other gpufleet runs out, not people or other tools, and a compile can take a
 while: out/ may change after it was carried. So the process also takes a `snapshot` of out/
-before carrying it, and when the write asks for what was carried it walks out/ again (while
-the write compares the tree with the digests) and says whether anything changed: a file
-edited, replaced, added, removed or chmodded since the compile started. The writer then
-stages from nothing, from out/ as it is (Carried.still_carried). An edit in the same tick of
+as it carries it, and once the compile has taken what was carried (as soon as it is, while
+the clusters compile: Prestage.take_if_carried; else when the write asks for it) it walks
+out/ again and says whether anything changed: a file edited, replaced, added, removed or
+chmodded since the compile started. The writer then stages from nothing, from out/ as it is
+(Carried.still_carried). An edit in the same tick of
 the file system's clock as the snapshot, which leaves the size unchanged, goes unseen: the
 same race as between any reading of out/ and the swap.
 """
@@ -32,6 +33,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import select
 import shutil
 import signal
 import stat
@@ -248,6 +250,7 @@ class Prestage:
         self._no_signal = no_signal
         """MSG_NOSIGNAL."""
         self._asked = False
+        self._staged: Staged | None = None
         self._received = False
         """What it carried came whole: the process carries no more."""
         self._verdict: bool | None = None
@@ -298,7 +301,7 @@ class Prestage:
         out/ stays as carried; what it carried, or None when it failed (the staging
         directory is then the writer's to clear)."""
         if self._channel is None or self._asked:
-            return None
+            return self._staged
         self._asked = True
         try:
             length = int.from_bytes(_receive(self._channel, _LENGTH), "big")
@@ -307,7 +310,22 @@ class Prestage:
             self._order(_VERIFY)
         except Exception:  # nothing, or cut short: the process failed
             return None
-        return staged if isinstance(staged, Staged) else None
+        self._staged = staged if isinstance(staged, Staged) else None
+        return self._staged
+
+    def take_if_carried(self) -> bool:
+        """staged(), if the process has carried out/ over already (else nothing: the write
+        asks later); whether there is nothing left to take. What the compile calls while it
+        compiles (compile_clusters' `meanwhile`): the process's walk that verifies out/ then
+        runs while the compile finishes, rather than while the write waits for it. The walk
+        starts that much earlier before the swap (a fraction of a second, in a compile that
+        lasts seconds): an edit to out/ after it goes unseen, as one after it always did."""
+        if self._channel is None or self._asked:
+            return True
+        with suppress(OSError, ValueError):
+            if select.select([self._channel], [], [], 0)[0]:
+                self.staged()
+        return self._asked
 
     def still_carried(self) -> bool:
         """Whether out/ was as carried when staged() returned (waits for the process's walk)."""
