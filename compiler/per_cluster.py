@@ -17,6 +17,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
+from typing import Any
 
 from compiler.cache.clusters import ClusterCache, ClusterResult
 from compiler.diagnostics import CompileError, Problems, fail
@@ -101,7 +102,7 @@ def compile_clusters(
         else:
             found.update(_look_up(cache, fleet, previous, start, timings))
         busy = warm if warmed is not None else None
-        while not done and ((busy is not None and not busy.ready(POLL)) or not work.done(POLL)):
+        while not done and _compiling(work, busy):
             done = meanwhile is None or meanwhile()
         with timings.stage("solve+emit"):
             computed = work.results()
@@ -118,6 +119,12 @@ def compile_clusters(
         with timings.stage("cache"):
             cache.store(fleet, previous, {results[i].plan.cluster: results[i] for i in computed})
     return results
+
+
+def _compiling(work: OrderedWork[Any, Any], warm: WarmWorker | None) -> bool:
+    """Whether a cluster is still being compiled, by `warm` or in `work`, after waiting POLL
+    seconds at most for it to be done."""
+    return (warm is not None and not warm.ready(POLL)) or not work.done(POLL)
 
 
 def alone(fleet: ResolvedFleet, cluster: ResolvedCluster) -> ResolvedFleet:

@@ -24,9 +24,9 @@ as it carries it, and once the compile has taken what was carried (as soon as it
 the clusters compile: Prestage.take_if_carried; else when the write asks for it) it walks
 out/ again and says whether anything changed: a file edited, replaced, added, removed or
 chmodded since the compile started. The writer then stages from nothing, from out/ as it is
-(Carried.still_carried). An edit in the same tick of
-the file system's clock as the snapshot, which leaves the size unchanged, goes unseen: the
-same race as between any reading of out/ and the swap.
+(Carried.still_carried). An edit in the same tick of the file system's clock as the
+snapshot, which leaves the size unchanged, goes unseen: the same race as between any reading
+of out/ and the swap.
 """
 
 from __future__ import annotations
