@@ -382,12 +382,14 @@ Reading the numbers:
   index is kept whole by comparing two byte strings, with no lookup per file;
 - a compile after a one-team change still loads, models and resolves the whole fleet (files
   the cache parsed before are not parsed again, nor read: the policy directory's index
-  vouches for their digests), then solves and emits only the clusters the team is in (the
-  first in a worker forked and warmed up before load), and writes out/: unchanged files are
-  hard links to the old ones, which a process forked at the start of the compile has
-  already made (Speed tricks, below), and their digests come from the cache, so the write
-  itself only rewrites what changed and swaps; the old tree goes to the cache's trash, which
-  the next compile's forked process empties (compiler/write/trash.py);
+  vouches for their digests), fingerprints only the clusters whose files changed (the others'
+  fingerprints are kept under a name of their files), then solves and emits only the
+  clusters the team is in (the first in a worker forked and warmed up before load), and
+  writes out/: unchanged files are hard links to the old ones, which a process forked at the
+  start of the compile has already made (Speed tricks, below), and their digests come from
+  the cache (their texts stay packed), so the write itself only rewrites what changed and
+  swaps; the old tree goes to the cache's trash, which the next compile's forked process
+  empties (compiler/write/trash.py);
 - peak RSS is that of the process holding the fleet and every emitted file; importing
   pydantic and the stages takes 56 MiB of it before a policy is read (the solver, the
   emitters, OR-Tools and numpy are imported only where a cluster is compiled: in the workers
