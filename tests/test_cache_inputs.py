@@ -11,14 +11,16 @@ import pytest
 
 from compiler.cache.clusters import INPUTS, ClusterCache
 from compiler.cache.fingerprint import fingerprint
-from compiler.cache.inputs import input_names
+from compiler.cache.inputs import _hash, input_names
 from compiler.cache.key import CompileOptions
+from compiler.cache.parsed import ParsedFileCache
+from compiler.cache.reuse import Reuse
 from compiler.catalog import load_catalog
 from compiler.diagnostics import CompileError
 from compiler.ir import ResolvedFleet
 from compiler.load import load_policies
 from compiler.model import Policies, build_policies
-from compiler.policy_files import read_policy_files
+from compiler.policy_files import FileRead, PolicySnapshot, read_policy_files
 from compiler.resolve import resolve
 from tests.random_fleets import fleet
 
@@ -51,18 +53,25 @@ def _inputs(policies: Path) -> dict[str, tuple[str, str]] | None:
     }
 
 
-def _edit(rng: random.Random, policies: Path, earlier: dict[str, str]) -> tuple[str, Path, str]:
-    """A number moved, a comment added, a grant's cluster list narrowed or widened, or a
-    file put back as it was before its last edit (`earlier`: each edited file's text then).
-    What it did, the file and the file's text before."""
-    kind = rng.choice(("number", "number", "number", "comment", "clusters", "restore"))
+Before = dict[Path, str | None]
+"""The files an edit touched, each with its text before (None: it did not exist)."""
+
+
+def _edit(rng: random.Random, policies: Path, earlier: dict[str, str]) -> tuple[str, Before]:
+    """One random edit of the policy directory, and what it touched: a number moved, a
+    comment added, a grant's cluster list narrowed or widened, a file put back as it was
+    before its last edit (`earlier`: each edited file's text then), or whole documents moved
+    about (_move_documents)."""
+    kind = rng.choice(("number", "number", "number", "comment", "clusters", "restore", "documents"))
+    files = sorted(p.relative_to(policies).as_posix() for p in policies.rglob("*.yaml"))
     if kind == "restore" and earlier:
         relative = rng.choice(sorted(earlier))
         path = policies / relative
-        before = path.read_text()
-        path.write_text(earlier.pop(relative))
-        return f"restored {relative}", path, before
-    files = sorted(p.relative_to(policies).as_posix() for p in policies.rglob("*.yaml"))
+        before: Before = {path: path.read_text() if path.exists() else None}
+        _put(path, earlier.pop(relative))
+        return f"restored {relative}", before
+    if kind == "documents":
+        return _move_documents(rng, policies, files)
     relative = rng.choice(files)
     path = policies / relative
     text = earlier[relative] = path.read_text()
@@ -73,21 +82,91 @@ def _edit(rng: random.Random, policies: Path, earlier: dict[str, str]) -> tuple[
         every = sorted({*names, *(p.stem for p in (policies / "clusters").glob("*.yaml"))})
         chosen = [n for n in every if rng.random() < 0.5] or every[:1]
         path.write_text(f"{text[: found.start(1)]}{', '.join(chosen)}{text[found.end(1) :]}")
-        return f"clusters [{', '.join(chosen)}] in {relative}", path, text
+        return f"clusters [{', '.join(chosen)}] in {relative}", {path: text}
     if kind == "comment" or not (numbers := list(NUMBER.finditer(text))):
         path.write_text(f"# edited\n{text}")
-        return f"commented {relative}", path, text
+        return f"commented {relative}", {path: text}
     found = rng.choice(numbers)
     value = max(0, int(found.group()) + rng.choice((-1, 1, 2)))
     path.write_text(f"{text[: found.start()]}{value}{text[found.end() :]}")
-    return f"set {value} in {relative}", path, text
+    return f"set {value} in {relative}", {path: text}
+
+
+def _move_documents(rng: random.Random, policies: Path, files: list[str]) -> tuple[str, Before]:
+    """_edit's moves of whole documents, which change their origins and indexes but not
+    their bytes: a file renamed, two files' texts swapped, a file's documents appended to
+    another's, a file's last document split off into a file of its own, a file's documents
+    reordered, or a file removed."""
+    first, second = rng.sample(files, 2)
+    one, other = policies / first, policies / second
+    texts: Before = {one: one.read_text(), other: other.read_text()}
+    documents = _documents(texts[one] or "")
+    kind = rng.choice(("rename", "swap", "append", "split", "reorder", "remove"))
+    if kind == "split" and len(documents) > 1:
+        split = one.with_name(f"split-{rng.randrange(1000)}.yaml")
+        _put(one, "---\n".join(documents[:-1]))
+        _put(split, documents[-1])
+        return f"split {first}'s last document off", {one: texts[one], split: None}
+    if kind == "reorder" and len(documents) > 1:
+        _put(one, "---\n".join(documents[::-1]))
+        return f"reordered {first}", {one: texts[one]}
+    if kind == "swap":
+        _put(one, texts[other] or "")
+        _put(other, texts[one] or "")
+        return f"swapped {first} and {second}", texts
+    if kind == "append":
+        _put(other, "---\n".join([*_documents(texts[other] or ""), *documents]))
+        one.unlink()
+        return f"appended {first} to {second}", texts
+    if kind == "remove":
+        one.unlink()
+        return f"removed {first}", {one: texts[one]}
+    renamed = policies / "moved" / f"{rng.randrange(1000)}-{one.name}"
+    _put(renamed, texts[one] or "")
+    one.unlink()
+    return f"renamed {first} to moved/{renamed.name}", {one: texts[one], renamed: None}
+
+
+def _documents(text: str) -> list[str]:
+    """A policy file's documents, each ending with a line break."""
+    return [part.strip("\n") + "\n" for part in text.split("\n---\n") if part.strip()]
+
+
+def _put(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def _undo(before: Before) -> None:
+    for path, text in before.items():
+        if text is None:
+            path.unlink(missing_ok=True)
+        else:
+            _put(path, text)
+
+
+FLEET_AND_LADDER = """apiVersion: gpufleet.dev/v1alpha1
+kind: Fleet
+metadata: {name: random}
+spec:
+  gitops: {repoURL: https://git.example.com/fleet.git, revision: main, path: out}
+---
+apiVersion: gpufleet.dev/v1alpha1
+kind: PriorityLadder
+metadata: {name: default}
+spec:
+  levels:
+    - {name: critical, value: 1000000}
+    - {name: standard, value: 1000}
+    - {name: batch, value: 10, preemption: Never}
+"""
+"""Fleet-wide documents tests/random_fleets.py does not write, in one file: edited or moved,
+they rename every cluster."""
 
 
 def _write(root: Path, files: dict[str, str]) -> None:
     for relative, text in files.items():
-        path = root / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
+        _put(root / relative, text)
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -95,7 +174,7 @@ def test_a_cluster_named_as_before_has_the_inputs_it_had(seed: int, tmp_path: Pa
     """After each random edit, every cluster whose name is one it had after an earlier step has
     the fingerprint it had then: a name never stands for two different resolved inputs."""
     policies = tmp_path / "policies"
-    _write(policies, fleet(seed))
+    _write(policies, {**fleet(seed), "fleet.yaml": FLEET_AND_LADDER})
     rng = random.Random(f"inputs-{seed}")
     seen: dict[str, str] = {}  # name -> fingerprint
     kept = renamed = 0
@@ -104,9 +183,9 @@ def test_a_cluster_named_as_before_has_the_inputs_it_had(seed: int, tmp_path: Pa
     found = _inputs(policies)
     for step in range(STEPS + 1):
         if step:
-            what, path, before = _edit(rng, policies, earlier)
+            what, before = _edit(rng, policies, earlier)
             if (found := _inputs(policies)) is None:  # the edit broke the fleet: undone
-                path.write_text(before)
+                _undo(before)
                 continue
             done.append(what)
         assert found is not None, f"seed {seed}: the generated fleet does not resolve"
@@ -193,3 +272,44 @@ def test_a_kept_fingerprint_is_read_instead_of_taken(
     assert [n for n in taken if n == 3] == [3]
     unnamed = ClusterCache(directory, CompileOptions(20.0, 10.0, False), "code")
     assert [unnamed.key(c, resolved, None) for c in resolved.clusters] == first
+
+
+@pytest.mark.parametrize("edited", [False, True])
+def test_no_names_when_a_vouched_file_changed_before_it_was_read(
+    edited: bool, policy_copy: Path, tmp_path: Path
+) -> None:
+    """A file the policy directory's index vouched for (known by its digest, not read) and
+    edited before the loader read it to parse it: the compile loaded other bytes than its
+    key and its names are of, so its clusters get no names (each is fingerprinted)."""
+    read = read_policy_files(policy_copy)
+    vouched = PolicySnapshot(
+        read.files,
+        read.others,
+        {path: FileRead(r.real, None, r.digest) for path, r in read.contents.items()},
+        dict(read.digests),
+    )
+    if edited:
+        team = policy_copy / "teams" / "vision.yaml"
+        text = team.read_text()
+        assert "gang: 4" in text
+        team.write_text(text.replace("gang: 4", "gang: 2"))
+    model = build_policies(load_policies(policy_copy, [], None, vouched))
+    resolved = resolve(model, load_catalog())
+    options = CompileOptions(20.0, 10.0, False)
+    reuse = Reuse(
+        vouched,
+        ParsedFileCache(tmp_path / "parsed", "code"),
+        ClusterCache(tmp_path / "clusters", options, "code"),
+    )
+    names = reuse.clusters_of(model, resolved).names
+    assert vouched.changed == edited
+    assert set(names) == (set() if edited else {"prod-east", "prod-west"})
+
+
+def test_two_lists_of_parts_never_hash_alike() -> None:
+    """A name is a hash of parts (a document is `origin\\0index\\0digest`, a missing team
+    file `-`) that no file name can make ambiguous: a missing file then a document differs
+    from one document whose origin holds a separator of the parts' own."""
+    digest = "ab" * 32
+    assert _hash("-", f"p/x.yaml\0 1\0{digest}") != _hash(f"-\x1fp/x.yaml\0 1\0{digest}")
+    assert _hash("ab", "c") != _hash("a", "bc") != _hash("abc")

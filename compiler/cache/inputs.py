@@ -91,6 +91,7 @@ def _names(
 
 
 def _hash(*parts: str) -> str:
-    # no part holds the separator: origins are file paths, the rest hex digits and digits
-    text = "\x1f".join(parts)
+    # each part after its length: two lists of parts never hash alike, whatever characters a
+    # file's name holds
+    text = "".join(f"{len(part)}:{part}" for part in parts)
     return hashlib.blake2b(text.encode("utf-8", "surrogateescape"), digest_size=20).hexdigest()
