@@ -22,6 +22,7 @@ from compiler.load import load_policies
 from compiler.model import Policies, build_policies
 from compiler.policy_files import FileRead, PolicySnapshot, read_policy_files
 from compiler.resolve import resolve
+from tests.policy_edits import FLEET_AND_LADDER, Before, move_documents, put, undo
 from tests.random_fleets import fleet
 
 SEEDS = (6, 10, 19, 33, 37, 53, 56)
@@ -53,25 +54,21 @@ def _inputs(policies: Path) -> dict[str, tuple[str, str]] | None:
     }
 
 
-Before = dict[Path, str | None]
-"""The files an edit touched, each with its text before (None: it did not exist)."""
-
-
 def _edit(rng: random.Random, policies: Path, earlier: dict[str, str]) -> tuple[str, Before]:
     """One random edit of the policy directory, and what it touched: a number moved, a
     comment added, a grant's cluster list narrowed or widened, a file put back as it was
     before its last edit (`earlier`: each edited file's text then), or whole documents moved
-    about (_move_documents)."""
+    about (tests.policy_edits.move_documents)."""
     kind = rng.choice(("number", "number", "number", "comment", "clusters", "restore", "documents"))
-    files = sorted(p.relative_to(policies).as_posix() for p in policies.rglob("*.yaml"))
     if kind == "restore" and earlier:
         relative = rng.choice(sorted(earlier))
         path = policies / relative
         before: Before = {path: path.read_text() if path.exists() else None}
-        _put(path, earlier.pop(relative))
+        put(path, earlier.pop(relative))
         return f"restored {relative}", before
     if kind == "documents":
-        return _move_documents(rng, policies, files)
+        return move_documents(rng, policies)
+    files = sorted(p.relative_to(policies).as_posix() for p in policies.rglob("*.yaml"))
     relative = rng.choice(files)
     path = policies / relative
     text = earlier[relative] = path.read_text()
@@ -92,81 +89,9 @@ def _edit(rng: random.Random, policies: Path, earlier: dict[str, str]) -> tuple[
     return f"set {value} in {relative}", {path: text}
 
 
-def _move_documents(rng: random.Random, policies: Path, files: list[str]) -> tuple[str, Before]:
-    """_edit's moves of whole documents, which change their origins and indexes but not
-    their bytes: a file renamed, two files' texts swapped, a file's documents appended to
-    another's, a file's last document split off into a file of its own, a file's documents
-    reordered, or a file removed."""
-    first, second = rng.sample(files, 2)
-    one, other = policies / first, policies / second
-    texts: Before = {one: one.read_text(), other: other.read_text()}
-    documents = _documents(texts[one] or "")
-    kind = rng.choice(("rename", "swap", "append", "split", "reorder", "remove"))
-    if kind == "split" and len(documents) > 1:
-        split = one.with_name(f"split-{rng.randrange(1000)}.yaml")
-        _put(one, "---\n".join(documents[:-1]))
-        _put(split, documents[-1])
-        return f"split {first}'s last document off", {one: texts[one], split: None}
-    if kind == "reorder" and len(documents) > 1:
-        _put(one, "---\n".join(documents[::-1]))
-        return f"reordered {first}", {one: texts[one]}
-    if kind == "swap":
-        _put(one, texts[other] or "")
-        _put(other, texts[one] or "")
-        return f"swapped {first} and {second}", texts
-    if kind == "append":
-        _put(other, "---\n".join([*_documents(texts[other] or ""), *documents]))
-        one.unlink()
-        return f"appended {first} to {second}", texts
-    if kind == "remove":
-        one.unlink()
-        return f"removed {first}", {one: texts[one]}
-    renamed = policies / "moved" / f"{rng.randrange(1000)}-{one.name}"
-    _put(renamed, texts[one] or "")
-    one.unlink()
-    return f"renamed {first} to moved/{renamed.name}", {one: texts[one], renamed: None}
-
-
-def _documents(text: str) -> list[str]:
-    """A policy file's documents, each ending with a line break."""
-    return [part.strip("\n") + "\n" for part in text.split("\n---\n") if part.strip()]
-
-
-def _put(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-
-
-def _undo(before: Before) -> None:
-    for path, text in before.items():
-        if text is None:
-            path.unlink(missing_ok=True)
-        else:
-            _put(path, text)
-
-
-FLEET_AND_LADDER = """apiVersion: gpufleet.dev/v1alpha1
-kind: Fleet
-metadata: {name: random}
-spec:
-  gitops: {repoURL: https://git.example.com/fleet.git, revision: main, path: out}
----
-apiVersion: gpufleet.dev/v1alpha1
-kind: PriorityLadder
-metadata: {name: default}
-spec:
-  levels:
-    - {name: critical, value: 1000000}
-    - {name: standard, value: 1000}
-    - {name: batch, value: 10, preemption: Never}
-"""
-"""Fleet-wide documents tests/random_fleets.py does not write, in one file: edited or moved,
-they rename every cluster."""
-
-
 def _write(root: Path, files: dict[str, str]) -> None:
     for relative, text in files.items():
-        _put(root / relative, text)
+        put(root / relative, text)
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -185,7 +110,7 @@ def test_a_cluster_named_as_before_has_the_inputs_it_had(seed: int, tmp_path: Pa
         if step:
             what, before = _edit(rng, policies, earlier)
             if (found := _inputs(policies)) is None:  # the edit broke the fleet: undone
-                _undo(before)
+                undo(before)
                 continue
             done.append(what)
         assert found is not None, f"seed {seed}: the generated fleet does not resolve"

@@ -4,10 +4,12 @@ compile from scratch writes, whatever sequence of edits came before.
 Each case is a random two-cluster fleet (tests/random_fleets.py), compiled, compiled again
 unchanged (both clusters must be reused), then edited step by step at random: a number in a
 policy file moved up or down, a comment line added (positions move, values do not), a file
-deleted, an earlier version of a file put back (the edit most likely to find a stale entry),
-or nothing. After every step the same policies are compiled twice, each over its own out/:
-once with the cache (reusing what earlier steps stored), once without it. Their exit codes
-and their out/ trees must be equal byte for byte, including when the edit broke the fleet.
+deleted, whole documents moved between files (their origins and indexes change, their bytes
+do not), an earlier version of a file put back (the edit most likely to find a stale entry),
+or nothing. The fleet has a Fleet and a priority ladder too, which every cluster reads.
+After every step the same policies are compiled twice, each over its own out/: once with
+the cache (reusing what earlier steps stored), once without it. Their exit codes and their
+out/ trees must be equal byte for byte, including when the edit broke the fleet.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import pytest
 from compiler.cache.clusters import ClusterCache, ClusterResult
 from compiler.file_bytes import FileDigest
 from compiler.write import writer
+from tests.policy_edits import FLEET_AND_LADDER, move_documents, put
 from tests.random_fleets import fleet
 
 Cli = Callable[..., tuple[int, str, str]]
@@ -32,10 +35,8 @@ NUMBER = re.compile(r"(?<=: )[0-9]+\b")
 
 
 def _write(root: Path, files: dict[str, str]) -> None:
-    for relative, text in files.items():
-        path = root / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
+    for relative, text in {**files, "fleet.yaml": FLEET_AND_LADDER}.items():
+        put(root / relative, text)
 
 
 def _tree(out: Path) -> dict[str, bytes]:
@@ -47,13 +48,21 @@ def _tree(out: Path) -> dict[str, bytes]:
 def _edit(rng: random.Random, policies: Path, versions: dict[str, list[str | None]]) -> str:
     """Apply one random edit to the policy tree, recording each file's versions (None:
     deleted); what it did, for the failure message."""
-    kind = rng.choice(("number",) * 3 + ("comment", "delete", "restore", "restore", "none"))
+    kind = rng.choice(
+        ("number",) * 3 + ("comment", "delete", "documents", "restore", "restore", "none")
+    )
     if kind == "none":
         return "nothing (compiled again)"
+    if kind == "documents":
+        what, before = move_documents(rng, policies)
+        for path, text in before.items():
+            now = path.read_text() if path.exists() else None
+            versions.setdefault(path.relative_to(policies).as_posix(), [text]).append(now)
+        return what
     touched = sorted(relative for relative, texts in versions.items() if len(texts) > 1)
     if kind == "restore" and touched:
         relative = rng.choice(touched)
-        _put(policies / relative, versions[relative][-2])
+        put(policies / relative, versions[relative][-2])
         versions[relative].append(versions[relative][-2])
         return f"restored {relative}"
     files = sorted(p.relative_to(policies).as_posix() for p in policies.rglob("*.yaml"))
@@ -70,16 +79,9 @@ def _edit(rng: random.Random, policies: Path, versions: dict[str, list[str | Non
         edited, did = f"{text[: found.start()]}{value}{text[found.end() :]}", f"set {value} in"
     else:
         return f"left {relative} as it was"
-    _put(policies / relative, edited)
+    put(policies / relative, edited)
     versions.setdefault(relative, [text]).append(edited)
     return f"{did} {relative}"
-
-
-def _put(path: Path, text: str | None) -> None:
-    if text is None:
-        path.unlink()
-    else:
-        path.write_text(text)
 
 
 @pytest.mark.parametrize(

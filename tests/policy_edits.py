@@ -1,0 +1,85 @@
+"""Random edits that move whole policy documents between files, and fleet-wide documents
+tests/random_fleets.py does not write: for the property tests of the compile cache
+(tests/test_cache_inputs.py, tests/test_incremental_compile.py), where a document's origin and
+index matter as much as its bytes."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+Before = dict[Path, str | None]
+"""The files an edit touched, each with its text before (None: it did not exist)."""
+
+FLEET_AND_LADDER = """apiVersion: gpufleet.dev/v1alpha1
+kind: Fleet
+metadata: {name: random}
+spec:
+  gitops: {repoURL: https://git.example.com/fleet.git, revision: main, path: out}
+---
+apiVersion: gpufleet.dev/v1alpha1
+kind: PriorityLadder
+metadata: {name: default}
+spec:
+  levels:
+    - {name: critical, value: 1000000}
+    - {name: standard, value: 1000}
+    - {name: batch, value: 10, preemption: Never}
+"""
+"""A Fleet and a priority ladder in one file (`fleet.yaml`): every cluster reads both."""
+
+
+def move_documents(rng: random.Random, policies: Path) -> tuple[str, Before]:
+    """Move whole documents about, which changes their origins and indexes but not their
+    bytes: a file renamed, two files' texts swapped, a file's documents appended to
+    another's, a file's last document split off into a file of its own, a file's documents
+    reordered, or a file removed. What it did, and what it touched."""
+    files = sorted(p.relative_to(policies).as_posix() for p in policies.rglob("*.yaml"))
+    first, second = rng.sample(files, 2)
+    one, other = policies / first, policies / second
+    texts: Before = {one: one.read_text(), other: other.read_text()}
+    documents = _documents(texts[one] or "")
+    kind = rng.choice(("rename", "swap", "append", "split", "reorder", "remove"))
+    if kind == "split" and len(documents) > 1:
+        split = one.with_name(f"split-{rng.randrange(1000)}.yaml")
+        put(one, "---\n".join(documents[:-1]))
+        put(split, documents[-1])
+        return f"split {first}'s last document off", {one: texts[one], split: None}
+    if kind == "reorder" and len(documents) > 1:
+        put(one, "---\n".join(documents[::-1]))
+        return f"reordered {first}", {one: texts[one]}
+    if kind == "swap":
+        put(one, texts[other])
+        put(other, texts[one])
+        return f"swapped {first} and {second}", texts
+    if kind == "append":
+        put(other, "---\n".join([*_documents(texts[other] or ""), *documents]))
+        put(one, None)
+        return f"appended {first} to {second}", texts
+    if kind == "remove":
+        put(one, None)
+        return f"removed {first}", {one: texts[one]}
+    renamed = policies / "moved" / f"{rng.randrange(1000)}-{one.name}"
+    put(renamed, texts[one])
+    put(one, None)
+    return f"renamed {first} to moved/{renamed.name}", {one: texts[one], renamed: None}
+
+
+def _documents(text: str) -> list[str]:
+    """A policy file's documents, each ending with a line break."""
+    return [part.strip("\n") + "\n" for part in text.split("\n---\n") if part.strip()]
+
+
+def put(path: Path, text: str | None) -> None:
+    """Write `text` to `path` (its directory made), or remove the file for None."""
+    if text is None:
+        path.unlink(missing_ok=True)
+    else:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+def undo(before: Before) -> None:
+    """Put back the files an edit touched."""
+    for path, text in before.items():
+        put(path, text)
