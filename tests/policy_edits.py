@@ -41,7 +41,7 @@ def move_documents(rng: random.Random, policies: Path) -> tuple[str, Before]:
     documents = _documents(texts[one] or "")
     kind = rng.choice(("rename", "swap", "append", "split", "reorder", "remove"))
     if kind == "split" and len(documents) > 1:
-        split = one.with_name(f"split-{rng.randrange(1000)}.yaml")
+        split = _unused(rng, one.parent, "split.yaml")
         put(one, "---\n".join(documents[:-1]))
         put(split, documents[-1])
         return f"split {first}'s last document off", {one: texts[one], split: None}
@@ -59,10 +59,18 @@ def move_documents(rng: random.Random, policies: Path) -> tuple[str, Before]:
     if kind == "remove":
         put(one, None)
         return f"removed {first}", {one: texts[one]}
-    renamed = policies / "moved" / f"{rng.randrange(1000)}-{one.name}"
+    # a rename, or a split or reorder of a file of one document
+    renamed = _unused(rng, policies / "moved", one.name)
     put(renamed, texts[one])
     put(one, None)
     return f"renamed {first} to moved/{renamed.name}", {one: texts[one], renamed: None}
+
+
+def _unused(rng: random.Random, directory: Path, name: str) -> Path:
+    """A path in `directory` that holds no file, its name ending in `name`."""
+    while (path := directory / f"{rng.randrange(1000)}-{name}").exists():
+        pass
+    return path
 
 
 def _documents(text: str) -> list[str]:
