@@ -20,6 +20,19 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 HEADER = "apiVersion: gpufleet.dev/v1alpha1\n"
 
+LADDER = (
+    HEADER
+    + """kind: PriorityLadder
+metadata: {name: default}
+spec:
+  levels:
+    - {name: critical, value: 1000000}
+    - {name: standard, value: 1000}
+    - {name: batch, value: 10, preemption: Never}
+"""
+)
+"""The priority ladder of every generated fleet."""
+
 
 @dataclass(frozen=True)
 class Size:
@@ -80,18 +93,7 @@ def generate(size: Size, seed: int, root: Path) -> None:
     (root / "teams").mkdir(exist_ok=True)
     (root / "grants").mkdir(exist_ok=True)
     (root / "taints").mkdir(exist_ok=True)
-    ladder = (
-        HEADER
-        + """kind: PriorityLadder
-metadata: {name: default}
-spec:
-  levels:
-    - {name: critical, value: 1000000}
-    - {name: standard, value: 1000}
-    - {name: batch, value: 10, preemption: Never}
-"""
-    )
-    (root / "ladder.yaml").write_text(ladder)
+    (root / "ladder.yaml").write_text(LADDER)
     tiers = _tiers(size)
     for name, _, spec in tiers:
         (root / "tiers" / f"{name}.yaml").write_text(

@@ -8,24 +8,21 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+from benchmarks.generate import HEADER, LADDER
+
 Before = dict[Path, str | None]
 """The files an edit touched, each with its text before (None: it did not exist)."""
 
-FLEET_AND_LADDER = """apiVersion: gpufleet.dev/v1alpha1
-kind: Fleet
+FLEET_AND_LADDER = (
+    HEADER
+    + """kind: Fleet
 metadata: {name: random}
 spec:
   gitops: {repoURL: https://git.example.com/fleet.git, revision: main, path: out}
 ---
-apiVersion: gpufleet.dev/v1alpha1
-kind: PriorityLadder
-metadata: {name: default}
-spec:
-  levels:
-    - {name: critical, value: 1000000}
-    - {name: standard, value: 1000}
-    - {name: batch, value: 10, preemption: Never}
 """
+    + LADDER
+)
 """A Fleet and a priority ladder in one file (`fleet.yaml`): every cluster reads both."""
 
 
