@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from compiler.pipeline import Compiled
-from compiler.write import OWNED_LIST, compare_tree, write_tree
+from compiler.write import OWNED_LIST, compare_tree, with_listing, write_tree
 from compiler.write.writer import directories_of
 from tests.conftest import EXAMPLE
 
@@ -201,3 +201,16 @@ def test_the_directories_of_a_tree_are_every_prefix_of_its_paths(paths: list[str
         for end in range(1, len(parts))
     }
     assert directories_of(paths) == expected
+
+
+@pytest.mark.parametrize("holds_it", [False, True])
+def test_the_listing_is_the_last_file_written_once(holds_it: bool) -> None:
+    """with_listing adds the list of owned files after the tree's files; a tree that holds a
+    file of that name gets the listing instead, still once and last."""
+    tree = {"b/x.yaml": "x\n", "a.yaml": "a\n"}
+    if holds_it:
+        tree = {OWNED_LIST: "not the listing\n", **tree}
+    full = with_listing(tree)
+    assert list(full) == ["b/x.yaml", "a.yaml", OWNED_LIST]
+    assert len(full) == 3 and OWNED_LIST in full
+    assert full[OWNED_LIST].splitlines()[1:] == sorted(tree)

@@ -190,7 +190,10 @@ class _Listed(Mapping[str, str]):
         return self._listing if path == OWNED_LIST else self._tree[path]
 
     def __iter__(self) -> Iterator[str]:
-        yield from (path for path in self._tree if path != OWNED_LIST)
+        if OWNED_LIST in self._tree:
+            yield from (path for path in self._tree if path != OWNED_LIST)
+        else:
+            yield from self._tree
         yield OWNED_LIST
 
     def __len__(self) -> int:
@@ -234,9 +237,10 @@ def _compare(out: Path, tree: Mapping[str, str], present: Present, holds: Holds)
             result.added.append(path)
         elif path not in present.regular or not holds(path, full):
             result.changed.append(path)
-    result.removed = sorted((owned & present.files) - set(full))
-    result.foreign = sorted(present.files - owned - set(full))
-    parents = directories_of(full)
+    written = set(full)
+    result.removed = sorted((owned & present.files) - written)
+    result.foreign = sorted(present.files - owned - written)
+    parents = directories_of(full) if result.foreign else set()
     result.conflicts = sorted(
         {p for p in result.changed if p not in owned} | {p for p in result.foreign if p in parents}
     )
@@ -419,8 +423,9 @@ def _stage(out: Path, staging: Path, tree: Mapping[str, str], changes: Staleness
     """Build the new out/ in `staging`: the tree, and the user's own files carried over."""
     staging.mkdir(parents=True)
     files = with_listing(tree)
+    root = str(staging)
     for directory in sorted(directories_of(files)):  # a directory sorts before what is in it
-        os.mkdir(staging / directory)
+        os.mkdir(f"{root}/{directory}")
     for path in changes.foreign:  # the user's own files come along untouched
         source, target = out / path, staging / path
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -429,8 +434,9 @@ def _stage(out: Path, staging: Path, tree: Mapping[str, str], changes: Staleness
         else:
             shutil.copy2(source, target)
     rewritten = {*changes.added, *changes.changed}
+    old = str(out)
     for path in files:
-        _stage_file(str(out), str(staging), path, files, keep=path not in rewritten)
+        _stage_file(old, root, path, files, keep=path not in rewritten)
 
 
 def _restage(staging: Path, tree: Mapping[str, str], changes: Staleness, staged: Staged) -> None:
