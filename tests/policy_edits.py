@@ -26,6 +26,13 @@ spec:
 """A Fleet and a priority ladder in one file (`fleet.yaml`): every cluster reads both."""
 
 
+def write_fleet(root: Path, files: dict[str, str]) -> None:
+    """Write a generated fleet's `files` (relative path -> text) below `root`, with
+    FLEET_AND_LADDER as `fleet.yaml`."""
+    for relative, text in {**files, "fleet.yaml": FLEET_AND_LADDER}.items():
+        put(root / relative, text)
+
+
 def move_documents(rng: random.Random, policies: Path) -> tuple[str, Before]:
     """Move whole documents about, which changes their origins and indexes but not their
     bytes: a file renamed, two files' texts swapped, a file's documents appended to

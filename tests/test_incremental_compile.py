@@ -24,7 +24,7 @@ import pytest
 from compiler.cache.clusters import ClusterCache, ClusterResult
 from compiler.file_bytes import FileDigest
 from compiler.write import writer
-from tests.policy_edits import FLEET_AND_LADDER, move_documents, put
+from tests.policy_edits import move_documents, put, write_fleet
 from tests.random_fleets import fleet
 
 Cli = Callable[..., tuple[int, str, str]]
@@ -32,11 +32,6 @@ SEEDS = (6, 10, 19, 33, 37, 53, 56)
 """Seeds whose generated fleet has two clusters and is feasible (so steps can reuse one)."""
 STEPS = 10
 NUMBER = re.compile(r"(?<=: )[0-9]+\b")
-
-
-def _write(root: Path, files: dict[str, str]) -> None:
-    for relative, text in {**files, "fleet.yaml": FLEET_AND_LADDER}.items():
-        put(root / relative, text)
 
 
 def _tree(out: Path) -> dict[str, bytes]:
@@ -94,7 +89,7 @@ def test_incremental_compiles_equal_compiles_from_scratch(
     """With `workers` 2, the cached compile solves and emits in worker processes, started
     while the parent looks the other cluster up; the compile from scratch runs in-process."""
     policies, cached_out, scratch_out = (tmp_path / n for n in ("policies", "cached", "scratch"))
-    _write(policies, fleet(seed))
+    write_fleet(policies, fleet(seed))
     read: list[bool] = []
     real_read = ClusterCache.read
 
@@ -137,7 +132,7 @@ def test_the_write_hashes_none_of_the_files_the_cache_gave_or_kept(
     cluster was compiled afresh (first) or reused (second: a comment moved every position,
     no value)."""
     policies, out = tmp_path / "policies", tmp_path / "out"
-    _write(policies, fleet(SEEDS[0]))
+    write_fleet(policies, fleet(SEEDS[0]))
     monkeypatch.setenv("GPUFLEET_CACHE", str(tmp_path / "cache"))
     monkeypatch.delenv("GPUFLEET_NO_CACHE", raising=False)
     hashed: list[str] = []
