@@ -60,9 +60,13 @@ class ClusterModel:
     """(guarantee key, group key, device) -> the item one gang of the guarantee is there."""
     extra: cp_model.IntVar | None = None
 
+    def config_vars(self, group: GroupKey, config: int) -> list[cp_model.IntVar]:
+        """The node counts of a group running one configuration, one per packing pattern."""
+        return [self.nodes[group, config, p] for p in range(len(self.patterns[group, config]))]
+
     def config_nodes(self, group: GroupKey, config: int) -> cp_model.LinearExprT:
         """Nodes of a group running one configuration."""
-        return sum(var for (g, c, _), var in self.nodes.items() if g == group and c == config)
+        return sum(self.config_vars(group, config))
 
     def free_whole_gpus(self) -> cp_model.LinearExprT:
         """Whole GPUs that no guarantee uses: the objective's tie-breaker."""

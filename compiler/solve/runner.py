@@ -29,6 +29,18 @@ class Deadline:
         return new_solver(left)
 
 
+class Solution:
+    """The value of every variable of a solved model, read from the solver at once: a call
+    into the solver per variable cost more than the plan's reading of the values did."""
+
+    def __init__(self, solver: cp_model.CpSolver) -> None:
+        self._values: list[int] = list(solver.response_proto.solution)
+
+    def __getitem__(self, var: cp_model.IntVar) -> int:
+        index: int = var.index
+        return self._values[index]
+
+
 def timeout_error(cluster: ResolvedCluster) -> CompileError:
     """GF002: no verdict within the time limit (never a guess)."""
     return fail(

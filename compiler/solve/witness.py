@@ -13,12 +13,12 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 
 from compiler.ir import WHOLE_GPU, GangRuns, GroupKey, GuaranteeKey, NodeGangs, run_length
-from compiler.solve.cpsat import cp_model
 from compiler.solve.groups import NodeGroup
 from compiler.solve.model import ClusterModel
 from compiler.solve.node_options import NodeConfig
 from compiler.solve.packing import Item, Pattern, node_layout, pattern_gangs
 from compiler.solve.placement import placement
+from compiler.solve.runner import Solution
 
 
 @dataclass
@@ -30,7 +30,7 @@ class Need:
 
 
 def placements(
-    built: ClusterModel, solver: cp_model.CpSolver, labels: dict[str, dict[int, str]]
+    built: ClusterModel, solution: Solution, labels: dict[str, dict[int, str]]
 ) -> dict[str, GangRuns]:
     """Pool -> the gangs of every node in index order, run-length encoded."""
     per_node: dict[str, dict[int, NodeGangs]] = {p.pool.name: {} for p in built.cluster.pools}
@@ -38,12 +38,12 @@ def placements(
         lambda: defaultdict(list)
     )
     for (group_key, ci, pi), var in sorted(built.nodes.items()):
-        if nodes := int(solver.value(var)):
+        if nodes := solution[var]:
             label = built.configs[group_key][ci].label
             chosen_in[group_key][label].append((ci, pi, nodes))
     queues_in: dict[GroupKey, dict[Item, list[Need]]] = defaultdict(lambda: defaultdict(list))
     for (key, group_key, device), item in sorted(built.items.items()):
-        if gangs := int(solver.value(built.gangs[key, group_key, device])):
+        if gangs := solution[built.gangs[key, group_key, device]]:
             queues_in[group_key][item].append(Need(key, gangs))
     for group in built.groups:
         pool = group.pool.pool.name
