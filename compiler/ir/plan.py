@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, TypeVar
 
+import orjson
+
 from compiler.ir.devices import ALL_DISABLED, WHOLE
 from compiler.ir.keys import WHOLE_GPU, DeviceKey, GuaranteeKey
 
@@ -166,7 +168,7 @@ class ClusterPlan:
                 for t in self.tiers
             },
         }
-        return json.dumps(document, indent=2, sort_keys=True) + "\n"
+        return indented_json(document) + "\n"
 
     @staticmethod
     def from_json(text: str) -> ClusterPlan:
@@ -284,6 +286,23 @@ def _from_plan_json(text: str, read: Callable[[dict[str, Any]], T]) -> T:
         return read(document)
     except (KeyError, TypeError, AttributeError, ValueError) as error:
         raise ValueError(f"not a gpufleet plan ({type(error).__name__}: {error})") from None
+
+
+def indented_json(document: dict[str, Any]) -> str:
+    """`json.dumps(document, indent=2, sort_keys=True)`, byte for byte, by orjson's encoder:
+    the standard library indents in pure Python, 2 ms a plan of fleet L, 40 times orjson's
+    time. A document that orjson would write otherwise is left to json: a string beyond
+    ASCII (json escapes it, orjson does not) or an integer beyond 64 bits (orjson refuses it).
+    """
+    try:
+        text: bytes | None = orjson.dumps(
+            document, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS
+        )
+    except orjson.JSONEncodeError:
+        text = None
+    if text is not None and text.isascii():
+        return text.decode("ascii")
+    return json.dumps(document, indent=2, sort_keys=True)
 
 
 def _gangs_json(gangs: NodeGangs) -> dict[str, str]:
