@@ -7,6 +7,7 @@ from fractions import Fraction
 from functools import lru_cache
 
 _BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
+_BINARY_LARGEST_FIRST = sorted(_BINARY.items(), key=lambda item: -item[1])
 _DECIMAL = {
     "n": Fraction(1, 10**9),
     "u": Fraction(1, 10**6),
@@ -52,20 +53,24 @@ def parse_quantity(text: str) -> Fraction:
     return -value if match["sign"] == "-" else value
 
 
+@lru_cache(maxsize=4096)
 def format_bytes(value: Fraction | int) -> str:
-    """A byte count in the largest binary unit that divides it exactly (e.g. 2Ti, 79Gi, 300M)."""
+    """A byte count in the largest binary unit that divides it exactly (e.g. 2Ti, 79Gi, 300M);
+    remembered, as the same few amounts recur in every namespace's quota."""
     number = Fraction(value)
     if number.denominator != 1:
         return format_decimal(number)
     whole = number.numerator
-    for suffix, factor in sorted(_BINARY.items(), key=lambda item: -item[1]):
+    for suffix, factor in _BINARY_LARGEST_FIRST:
         if whole and whole % factor == 0:
             return f"{whole // factor}{suffix}"
     return str(whole)
 
 
+@lru_cache(maxsize=4096)
 def format_decimal(value: Fraction | int) -> str:
-    """A quantity in decimal units, exactly: whole numbers plainly, fractions in milli-units."""
+    """A quantity in decimal units, exactly: whole numbers plainly, fractions in milli-units
+    (remembered, as format_bytes is)."""
     number = Fraction(value)
     if number.denominator == 1:
         return str(number.numerator)

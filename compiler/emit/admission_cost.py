@@ -67,29 +67,28 @@ def policy_cost(rule: PolicyRule, bounds: Mapping[str, Shape] | None = None) -> 
     shapes: dict[str, Shape] = {}
     own: dict[str, int] = {}
     uses: dict[str, frozenset[str]] = {}
-
-    def env() -> dict[str, Shape]:
-        return {
-            "object": rule.object_shape,
-            "oldObject": rule.object_shape,
-            "request": k8s.REQUEST,
-            "namespaceObject": k8s.NAMESPACE,
-            "params": SCALAR,
-            **(bounds or {}),
-            "variables": record(**shapes),
-        }
+    fixed = {
+        "object": rule.object_shape,
+        "oldObject": rule.object_shape,
+        "request": k8s.REQUEST,
+        "namespaceObject": k8s.NAMESPACE,
+        "params": SCALAR,
+        **(bounds or {}),
+    }
+    env = {**fixed, "variables": record()}  # each variable's shape joins it once charged
 
     def charge(label: str, source: str) -> Bound:
         if isinstance(source, CelLiteral):  # a constant: sized from its data, reaches nothing
             bound, uses[label] = bound_literal(source), frozenset()
         else:
-            bound = bound_expression(source, env())
+            bound = bound_expression(source, env)
             uses[label] = _variables_used(source)
         own[label] = bound.cost
         return bound
 
     for name, source in rule.variables:
         shapes[name] = charge(f"variables.{name}", source).shape
+        env = {**fixed, "variables": record(**shapes)}
     for index, validation in enumerate(rule.validations):
         charge(f"validations[{index}].expression", validation.expression)
         charge(f"validations[{index}].messageExpression", validation.message_expression)

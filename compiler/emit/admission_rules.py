@@ -15,8 +15,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 
-from compiler.cel.literal import cel_literal
+from compiler.cel.literal import CelLiteral, cel_literal
 from compiler.cel.value_bounds import Shape
 from compiler.kueue_versions import NEWEST_KUEUE, kueue_release
 from compiler.versions import DRA_GROUP
@@ -72,6 +73,12 @@ class Entitlements:
     dra_extended_resources: list[str] = field(default_factory=list)
     """The extended resources tiers serve through DRA (a pod asking for one claims devices)."""
 
+    @cached_property
+    def teams_literal(self) -> CelLiteral:
+        """`teams` as a CEL literal: most families declare it, and a cluster's is the same in
+        each (written once, not once a family)."""
+        return cel_literal(dict(self.teams))
+
 
 ResourceRule = tuple[str, str, tuple[str, ...]]
 """(API group, version, resources) of one `matchConstraints.resourceRules` entry. Each names a
@@ -123,7 +130,7 @@ class PolicyRule:
 def common_variables(data: Entitlements) -> list[tuple[str, str]]:
     """`teams` (namespace -> team), `team` and `subject` (what the request is, for messages)."""
     return [
-        ("teams", cel_literal(dict(data.teams))),
+        ("teams", data.teams_literal),
         (
             "team",
             'request.namespace in variables.teams ? variables.teams[request.namespace] : "(none)"',
