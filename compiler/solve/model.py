@@ -105,14 +105,15 @@ def guarantee_items(
 ) -> dict[tuple[GuaranteeKey, str], Item]:
     """(guarantee key, device) -> the item one gang of it is, for devices of the group's pool."""
     items: dict[tuple[GuaranteeKey, str], Item] = {}
-    width = group.pool.pool.gpus_per_node
+    pool, width = group.pool.pool.name, group.pool.pool.gpus_per_node
     for guarantee in cluster.guarantees:
         tier = cluster.tier(guarantee.tier)
+        kinds = [kind for kind in tier.kinds if kind.pool == pool]
+        if not kinds:
+            continue
         spec = tier.tier.spec
         within = width if guarantee.gang == 1 else gang_group(cluster, tier, group.pool).gpus
-        for kind in tier.kinds:
-            if kind.pool != group.pool.pool.name:
-                continue
+        for kind in kinds:
             items[guarantee.key, kind.device] = Item(
                 kind.device,
                 guarantee.gang,

@@ -193,11 +193,8 @@ def _changes(built: ClusterModel, previous: Steering | None) -> cp_model.LinearE
     """Nodes whose configuration label differs from the previous plan's."""
     terms: list[cp_model.LinearExprT] = []
     for group in built.groups:
-        pool = group.pool
-        before = Counter(
-            previous_label(previous, pool.pool.name, i, built.cluster.node_name(pool, i))
-            for i in group.nodes
-        )
+        pool, names = group.pool.pool.name, built.cluster.node_names(group.pool)
+        before = Counter(previous_label(previous, pool, i, names[i]) for i in group.nodes)
         kept: list[cp_model.LinearExprT] = []
         for index, config in enumerate(built.configs[group.key]):
             if not before[config.label]:
@@ -227,18 +224,22 @@ def extract_plan(built: ClusterModel, solution: Solution, previous: Steering | N
             counts[config.label] = nodes
             mig_configs[config.label] = MigConfig(config.label, config.per_gpu())
             found.extend(pieces(group, config, nodes))
-        names = {i: cluster.node_name(group.pool, i) for i in group.nodes}
-        labels[pool].update(_assign_nodes(names, counts, pool, previous))
+        names = cluster.node_names(group.pool)
+        labels[pool].update(
+            _assign_nodes({i: names[i] for i in group.nodes}, counts, pool, previous)
+        )
     node_configs = {
         pool: run_length([by_index[i] for i in sorted(by_index)])
         for pool, by_index in sorted(labels.items())
     }
-    changed = tuple(
-        cluster.node_name(p, i)
-        for p in cluster.pools
-        for i, label in sorted(labels[p.pool.name].items())
-        if label != previous_label(previous, p.pool.name, i, cluster.node_name(p, i))
-    )
+    changed: list[str] = []
+    for p in cluster.pools:
+        names = cluster.node_names(p)
+        changed += [
+            names[i]
+            for i, label in sorted(labels[p.pool.name].items())
+            if label != previous_label(previous, p.pool.name, i, names[i])
+        ]
     assignments: dict[GuaranteeKey, dict[DeviceKey, int]] = {}
     for (key, group_key, device), var in sorted(built.gangs.items()):
         if gangs := solution[var]:
@@ -254,7 +255,7 @@ def extract_plan(built: ClusterModel, solution: Solution, previous: Steering | N
         assignments,
         tuple(tiers),
         tuple(sorted(ns for team in cluster.teams for ns in team.spec.namespaces)),
-        changed,
+        tuple(changed),
         placements(built, solution, labels),
         {g.key: g.limit for g in sorted(cluster.guarantees, key=lambda g: g.key)},
         {pool: names for pool, names in listed.items() if names is not None},
