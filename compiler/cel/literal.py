@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from json.encoder import encode_basestring_ascii
 
 Literal = str | Sequence["Literal"] | Mapping[str, "Literal"]
@@ -33,23 +34,34 @@ def cel_literal(value: Literal) -> CelLiteral:
 
 
 def _source(value: Literal, indent: int) -> str:
-    if isinstance(value, str):
-        if not (value.isascii() and value.isprintable()):
-            raise ValueError(f"{value!r} is not printable ASCII")
-        return encode_basestring_ascii(value)  # what json.dumps(value) returns, less its overhead
-    if isinstance(value, Mapping):
+    kind = type(value)  # by type first: most values are str, dict or list (an ABC check is slow)
+    if kind is str:
+        return _string(value)
+    if kind is dict or (kind is not list and isinstance(value, Mapping)):
         if not value:
             return "{}"
         pad = " " * (indent + 2)
         entries = [
-            f"{pad}{_source(k, 0)}: {_source(v, indent + 2)}" for k, v in sorted(value.items())
+            f"{pad}{_source(k, 0)}: {_source(v, indent + 2)}"
+            for k, v in sorted(value.items())  # type: ignore[union-attr]
         ]
         return "{\n" + ",\n".join(entries) + "\n" + " " * indent + "}"
+    if isinstance(value, str):
+        return _string(value)
     return "[" + ", ".join(_inline(v) for v in value) + "]"
 
 
 def _inline(value: Literal) -> str:
-    if isinstance(value, Mapping):
-        entries = sorted(value.items())
+    kind = type(value)
+    if kind is dict or (kind is not str and kind is not list and isinstance(value, Mapping)):
+        entries = sorted(value.items())  # type: ignore[union-attr]
         return "{" + ", ".join(f"{_source(k, 0)}: {_inline(v)}" for k, v in entries) + "}"
     return _source(value, 0)
+
+
+@lru_cache(maxsize=65536)
+def _string(value: str) -> str:
+    """A string's CEL source (remembered: the same names recur in every literal)."""
+    if not (value.isascii() and value.isprintable()):
+        raise ValueError(f"{value!r} is not printable ASCII")
+    return encode_basestring_ascii(value)  # what json.dumps(value) returns, less its overhead

@@ -61,15 +61,18 @@ def document(fields: Mapping[str, Any]) -> str:
 def _mapping(fields: Mapping[str, Any], indent: int, lines: list[str]) -> None:
     for key, value in fields.items():
         head = _key(indent, key)
-        kind = type(value)
+        kind = type(value)  # by type first: an ABC check (Mapping) is slow
         if kind is str:  # most values: names, keys, quantities (never a Block)
             lines.append(f"{head} {string_scalar(value)}")
-        elif kind is dict or (kind is not Block and isinstance(value, Mapping)):
+        elif kind is dict:
             lines.append(head)
             _mapping(value, indent + 2, lines)
         elif kind is list or kind is tuple:
             lines.append(head)
             _sequence(value, indent + 2, lines)
+        elif kind is not Block and kind is not int and isinstance(value, Mapping):
+            lines.append(head)
+            _mapping(value, indent + 2, lines)
         else:
             lines.append(f"{head} {finalize(value)}")
 
@@ -83,7 +86,9 @@ def _key(indent: int, key: str) -> str:
 def _sequence(items: Sequence[Any], indent: int, lines: list[str]) -> None:
     pad = " " * indent
     for item in items:
-        if isinstance(item, Mapping) and item:
+        if type(item) is str:
+            lines.append(f"{pad}- {string_scalar(item)}")
+        elif isinstance(item, Mapping) and item:
             entry: list[str] = []
             _mapping(item, indent + 2, entry)
             entry[0] = f"{pad}- {entry[0][indent + 2 :]}"
