@@ -68,7 +68,7 @@ class ClusterModel:
         """Nodes of a group running one configuration."""
         return sum(self.config_vars(group, config))
 
-    def free_whole_gpus(self) -> cp_model.LinearExprT:
+    def free_whole_gpus(self) -> cp_model.LinearExpr:
         """Whole GPUs that no guarantee uses: the objective's tie-breaker."""
         whole = {
             (g.key, c): config.whole_gpus

@@ -91,23 +91,26 @@ def _solve_cluster(
     built = build_checked(cluster)
     for literal in built.enabled.values():
         built.model.add(literal == 1)
-    # each preference in turn, (objective, minimise), its best value then held fixed
-    phases: list[tuple[cp_model.LinearExprT, bool]] = []
+    # the preferences in turn, each phase's objective minimised and its best value then held
+    # fixed: (objective, how many preferences it holds)
+    phases: list[tuple[cp_model.LinearExprT, int]] = []
     if idle := idle_partitions(built):  # tainted nodes partitioned for nobody: make them none
-        phases.append((sum(built.config_nodes(group, config) for group, config in idle), True))
+        phases.append((sum(built.config_nodes(group, config) for group, config in idle), 1))
     if any(len(configs) > 1 for configs in built.configs.values()):  # else nothing can change
-        phases.append((_changes(built, previous), True))
-    phases.append((built.free_whole_gpus(), False))
-    phases.append((_canonical(built), True))
-    for objective, minimise in phases:
-        solution, best = _optimise(built, objective, deadline, cluster, minimise)
+        phases.append((_changes(built, previous), 1))
+    # the most whole GPUs left free, then the canonical plan among those, in one phase (one
+    # solve less): a free GPU outweighs the canonical objective's largest value
+    canonical, most = _canonical(built)
+    phases.append((canonical - (most + 1) * built.free_whole_gpus(), 2))
+    for objective, preferences in phases:
+        solution, best = _optimise(built, objective, deadline, cluster, preferences)
         built.model.add(objective == best)
     return extract_plan(built, solution, previous)
 
 
-def _canonical(built: ClusterModel) -> cp_model.LinearExprT:
+def _canonical(built: ClusterModel) -> tuple[cp_model.LinearExpr, int]:
     """A last objective with a fixed pseudo-random weight per variable the plan is read from
-    (nodes per configuration and packing pattern, gangs per slot).
+    (nodes per configuration and packing pattern, gangs per slot), and its largest value.
 
     Plans that tie on every preference differ in which configuration and pattern each node
     runs and which pool serves whom; this picks one the same way on every run, whatever path
@@ -118,10 +121,11 @@ def _canonical(built: ClusterModel) -> cp_model.LinearExprT:
     labels = [
         (group, built.configs[group][config].label, pattern) for group, config, pattern in nodes
     ]
-    return cp_model.LinearExpr.weighted_sum(
-        [built.gangs[n] for n in gangs] + [built.nodes[n] for n in nodes],
-        [_weight(n) for n in gangs] + [_weight(("nodes", *n)) for n in labels],
-    )
+    variables = [built.gangs[n] for n in gangs] + [built.nodes[n] for n in nodes]
+    weights = [_weight(n) for n in gangs] + [_weight(("nodes", *n)) for n in labels]
+    domains = built.model.proto.variables
+    most = sum(w * domains[v.index].domain[-1] for v, w in zip(variables, weights, strict=True))
+    return cp_model.LinearExpr.weighted_sum(variables, weights), most
 
 
 def _weight(name: tuple[object, ...]) -> int:
@@ -155,13 +159,11 @@ def _optimise(
     objective: cp_model.LinearExprT,
     deadline: Deadline,
     cluster: ResolvedCluster,
-    minimise: bool,
+    preferences: int,
 ) -> tuple[Solution, int]:
-    """The best plan for `objective` within the phase's work, and the objective's value."""
-    if minimise:
-        built.model.minimize(objective)
-    else:
-        built.model.maximize(objective)
+    """The plan that minimises `objective` best within the work of its `preferences`, and the
+    objective's value there."""
+    built.model.minimize(objective)
     # A cluster's model is small (its variables count nodes and gangs, never GPUs), and on a
     # small model CP-SAT's presolve costs more than the search: fleet L's 50 clusters solve
     # in 0.55 s of CPU without it, 1.1 s with it in every phase; the search for symmetries
@@ -169,7 +171,7 @@ def _optimise(
     # without either within WITHOUT_PRESOLVE_WORK (neither an optimum nor that no plan
     # exists) is solved again with both, as every phase was before; when each proves its
     # optimum, the plan is the same either way (the last objective is canonical).
-    for quick, work in ((True, WITHOUT_PRESOLVE_WORK), (False, OPTIMISE_WORK)):
+    for quick, work in ((True, WITHOUT_PRESOLVE_WORK), (False, OPTIMISE_WORK * preferences)):
         solver = deadline.solver()
         # Each preference gets a bounded, deterministic amount of work, so one cannot eat the
         # time of the next; the best plan found within it is kept (feasibility is never
