@@ -25,7 +25,7 @@ from compiler.ir import ResolvedCluster
 from compiler.load import load_policies
 from compiler.model import build_policies
 from compiler.resolve import resolve
-from compiler.solve import model, runner
+from compiler.solve import model, runner, solver
 from compiler.solve.cpsat import cp_model
 from compiler.solve.solver import solve_cluster
 from tests import fleets
@@ -108,6 +108,19 @@ def test_plans_are_the_same_whatever_path_the_search_takes(
         with monkeypatch.context() as patch:
             patch.setattr(runner, "new_solver", _steered(parameters))
             assert _plans(clusters) == expected, f"{variant} ({name})"
+
+
+@pytest.mark.parametrize("name", FLEETS)
+def test_free_gpus_and_the_canonical_plan_in_one_phase_make_the_plan_of_two(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The solver weighs the most whole GPUs left free and the canonical objective in one
+    phase; solved one after the other (as where their weights would be too large to be
+    exact), the plans are the same."""
+    clusters = _clusters(FLEETS[name])
+    expected = _plans(clusters)
+    monkeypatch.setattr(solver, "EXACT", 0)
+    assert _plans(clusters) == expected
 
 
 class _NoProofWithoutPresolve:

@@ -99,9 +99,15 @@ def _solve_cluster(
     if any(len(configs) > 1 for configs in built.configs.values()):  # else nothing can change
         phases.append((_changes(built, previous), 1))
     # the most whole GPUs left free, then the canonical plan among those, in one phase (one
-    # solve less): a free GPU outweighs the canonical objective's largest value
+    # solve less): a free GPU outweighs the canonical objective's largest value, unless
+    # that sum would be too large to be exact, where they take a phase each
     canonical, most = _canonical(built)
-    phases.append((canonical - (most + 1) * built.free_whole_gpus(), 2))
+    free = built.free_whole_gpus()
+    gpus = sum(group.count * group.pool.pool.gpus_per_node for group in built.groups)
+    if (most + 1) * (gpus + 1) < EXACT:
+        phases.append((canonical - (most + 1) * free, 2))
+    else:
+        phases += [(-free, 1), (canonical, 1)]
     for objective, preferences in phases:
         solution, best = _optimise(built, objective, deadline, cluster, preferences)
         built.model.add(objective == best)
@@ -123,8 +129,7 @@ def _canonical(built: ClusterModel) -> tuple[cp_model.LinearExpr, int]:
     ]
     variables = [built.gangs[n] for n in gangs] + [built.nodes[n] for n in nodes]
     weights = [_weight(n) for n in gangs] + [_weight(("nodes", *n)) for n in labels]
-    domains = built.model.proto.variables
-    most = sum(w * domains[v.index].domain[-1] for v, w in zip(variables, weights, strict=True))
+    most = sum(w * max(v.proto.domain) for v, w in zip(variables, weights, strict=True))
     return cp_model.LinearExpr.weighted_sum(variables, weights), most
 
 
@@ -133,6 +138,9 @@ def _weight(name: tuple[object, ...]) -> int:
     digest = hashlib.sha256("/".join(map(str, name)).encode()).digest()
     return 1 + int.from_bytes(digest[:4], "big") % 1_000_003
 
+
+EXACT = 2**53
+"""Integers below this are exact in a double, as CP-SAT's linear relaxation reads objectives."""
 
 OPTIMISE_WORK = 2.0
 """CP-SAT deterministic time units per optimisation phase (machine-independent)."""
