@@ -1,8 +1,9 @@
 """A large write shared by two processes: the writer's own, and one forked for half the files.
 
 Staging tens of thousands of small files is system calls (open, write, close) and the Python
-around them, all on one core while the other idles: fleet XL's 68,000 files took 1.1 s, and
-0.8 s when a forked process wrote half of them (tmpfs, docs/benchmarks.md). The forked
+around them, all on one core while the other idles: writing fleet XL's 68,202 files took
+1.09 to 1.58 s in one process, 0.81 to 0.98 s in two (4 alternated rounds on tmpfs), and the
+whole XL compile 0.95x (docs/benchmarks.md); threads gained nothing (the GIL). The forked
 process writes only into the staging directory the writer prepared, only the files it was
 given (the second half of them, in their order: other directories than the first half's, as
 the tree's paths are sorted), and ends with os._exit, running nothing of the parent's. It
