@@ -41,7 +41,7 @@ from compiler.cel.ast import (
     Select,
     parse_checked,
 )
-from compiler.cel.literal import CelLiteral, Literal
+from compiler.cel.literal import CelLiteral, Literal, is_mapping
 from compiler.cel.value_bounds import NEVER, SCALAR, Shape, ShapeError, list_of, merge, string
 
 PER_CALL_LIMIT = 1_000_000
@@ -105,7 +105,7 @@ def _literal(value: Literal) -> Bound:
         return Bound(0, string(len(value)))
     # most literals hold names: of strings only, they are sized without a Bound per item (to
     # what _list_literal and _map_literal would give: strings are free constants)
-    if type(value) is dict or (type(value) is not list and isinstance(value, Mapping)):
+    if is_mapping(value):
         if _strings(value) and _strings(value.values()):
             item, key = _longest(value.values()), _longest(value)
             return Bound(MAP_CREATE, Shape("map", len(value), item, key))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from json.encoder import encode_basestring_ascii
+from typing import TypeGuard
 
 Literal = str | Sequence["Literal"] | Mapping[str, "Literal"]
 
@@ -33,28 +34,32 @@ def cel_literal(value: Literal) -> CelLiteral:
     return CelLiteral(_source(value, 0), value)
 
 
+def is_mapping(value: Literal) -> TypeGuard[Mapping[str, Literal]]:
+    """Whether a literal's value is a mapping: by its type first, as nearly every value is a
+    str, dict or list and an isinstance check against an ABC (Mapping) is slow."""
+    kind = type(value)
+    return kind is dict or (
+        kind is not list and not isinstance(value, str) and isinstance(value, Mapping)
+    )
+
+
 def _source(value: Literal, indent: int) -> str:
-    kind = type(value)  # by type first: most values are str, dict or list (an ABC check is slow)
-    if kind is str:
+    if isinstance(value, str):
         return _string(value)
-    if kind is dict or (kind is not list and isinstance(value, Mapping)):
+    if is_mapping(value):
         if not value:
             return "{}"
         pad = " " * (indent + 2)
         entries = [
-            f"{pad}{_source(k, 0)}: {_source(v, indent + 2)}"
-            for k, v in sorted(value.items())  # type: ignore[union-attr]
+            f"{pad}{_source(k, 0)}: {_source(v, indent + 2)}" for k, v in sorted(value.items())
         ]
         return "{\n" + ",\n".join(entries) + "\n" + " " * indent + "}"
-    if isinstance(value, str):
-        return _string(value)
     return "[" + ", ".join(_inline(v) for v in value) + "]"
 
 
 def _inline(value: Literal) -> str:
-    kind = type(value)
-    if kind is dict or (kind is not str and kind is not list and isinstance(value, Mapping)):
-        entries = sorted(value.items())  # type: ignore[union-attr]
+    if is_mapping(value):
+        entries = sorted(value.items())
         return "{" + ", ".join(f"{_source(k, 0)}: {_inline(v)}" for k, v in entries) + "}"
     return _source(value, 0)
 

@@ -143,7 +143,8 @@ EXACT = 2**53
 """Integers below this are exact in a double, as CP-SAT's linear relaxation reads objectives."""
 
 OPTIMISE_WORK = 2.0
-"""CP-SAT deterministic time units per optimisation phase (machine-independent)."""
+"""CP-SAT deterministic time units per preference an optimisation phase holds
+(machine-independent)."""
 
 WITHOUT_PRESOLVE_WORK = 0.1
 """The deterministic time a phase first gets without presolve. The clusters of fleets L and
@@ -181,9 +182,9 @@ def _optimise(
     # optimum, the plan is the same either way (the last objective is canonical).
     for quick, work in ((True, WITHOUT_PRESOLVE_WORK), (False, OPTIMISE_WORK * preferences)):
         solver = deadline.solver()
-        # Each preference gets a bounded, deterministic amount of work, so one cannot eat the
-        # time of the next; the best plan found within it is kept (feasibility is never
-        # guessed).
+        # Each phase gets a bounded, deterministic amount of work (OPTIMISE_WORK a preference
+        # it holds), so one cannot eat the time of the next; the best plan found within it
+        # is kept (feasibility is never guessed).
         solver.parameters.max_deterministic_time = work
         if quick:
             solver.parameters.cp_model_presolve = False
