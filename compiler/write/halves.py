@@ -31,7 +31,7 @@ second process saves."""
 
 def each_shared(paths: Sequence[str], write: Callable[[str], None]) -> None:
     """`write(path)` for every path in `paths`, the second half in a forked process when there
-    are SHARED_FROM or more and another CPU to run it (and fork, and no GPUFLEET_WORKERS=1).
+    are SHARED_FROM or more and gpufleet may use more than one process (_may_fork).
     Raises what either process's `write` raised (the first half's first)."""
     if len(paths) < SHARED_FROM or not _may_fork():
         for path in paths:
@@ -58,11 +58,12 @@ def each_shared(paths: Sequence[str], write: Callable[[str], None]) -> None:
 
 
 def _may_fork() -> bool:
-    return (
-        hasattr(os, "fork")
-        and (os.cpu_count() or 1) > 1
-        and os.environ.get("GPUFLEET_WORKERS") != "1"
-    )
+    """Whether gpufleet would use more than one process for its work (worker_count: fork,
+    another CPU, GPUFLEET_WORKERS); imported here, as a `compile --check` that imports the
+    writer has no use for the pool machinery, and a compile has it imported already."""
+    from compiler.parallel import MIN_CLUSTERS_FOR_WORKERS, worker_count
+
+    return worker_count(MIN_CLUSTERS_FOR_WORKERS) > 1
 
 
 def _start(paths: Sequence[str], write: Callable[[str], None]) -> tuple[int, int] | None:
