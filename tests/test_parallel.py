@@ -279,3 +279,57 @@ def test_workers_forked_after_resolve_find_the_emitters_ready(tmp_path: Path) ->
         assert pid != parent
         assert compiled == templates
         assert parsed > 50  # the warm-up's expressions (compiler.emit.admission_warm_up)
+
+
+PARSED_WHILE_IMPORTING = """
+import json
+import os
+import sys
+
+import compiler.load.loader as loader
+
+read_files = loader.read_files
+
+
+def reporting(*args):
+    line = json.dumps([os.getpid(), "compiler.pipeline" in sys.modules])
+    os.write(1, f"{line}\\n".encode())  # one write: the workers share the pipe
+    return read_files(*args)
+
+
+loader.read_files = reporting
+from compiler.cli import main
+
+code = main(["compile", "--policies", sys.argv[1], "--out", sys.argv[2]])
+print(json.dumps([os.getpid(), code]))
+"""
+
+
+@pytest.mark.parametrize("cache", [False, True])
+def test_a_compile_parses_its_policies_while_its_stages_import(cache: bool, tmp_path: Path) -> None:
+    """`compile` starts parsing the policies in worker processes before it imports the
+    stages (compiler.cli, PolicyLoad): each group of files is parsed by a worker forked
+    before the pipeline was imported, with a cold compile cache as without one."""
+    policies, out = tmp_path / "policies", tmp_path / "out"
+    generate(Size(8, 12, 4, 4, 0.3, 0.0), 1, policies)
+    groups = -(-len(list(policies.rglob("*.yaml"))) // FILES_PER_TASK)
+    assert groups >= 2  # enough for two workers
+    env = {**os.environ, "GPUFLEET_WORKERS": "2", "GPUFLEET_CACHE": str(tmp_path / "cache")}
+    if cache:
+        env.pop("GPUFLEET_NO_CACHE", None)
+    else:
+        env["GPUFLEET_NO_CACHE"] = "1"
+    done = subprocess.run(
+        [sys.executable, "-c", PARSED_WHILE_IMPORTING, str(policies), str(out)],
+        env=env,
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        check=True,
+    )
+    lines = [line for line in done.stdout.splitlines() if line.startswith("[")]
+    *parsed, (parent, code) = [json.loads(line) for line in lines]
+    assert code == 0, done.stderr
+    assert len(parsed) == groups
+    assert all(pid != parent and not imported for pid, imported in parsed)
+    assert (out / "plan").is_dir()
