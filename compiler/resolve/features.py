@@ -8,7 +8,7 @@ left out of its output (GF603), since one object of an unserved kind fails the w
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 
 from compiler.diagnostics import Diagnostic, Span
@@ -25,6 +25,8 @@ from compiler.versions import (
     target,
 )
 
+EVERY_FEATURE = tuple(Feature)
+
 
 @dataclass(frozen=True)
 class Use:
@@ -37,11 +39,15 @@ class Use:
     """For an API kind (OBJECT_FEATURES): what the cluster loses while it is not served."""
 
 
-def feature_uses(cluster: ResolvedCluster) -> list[Use]:
-    """Every clause of the policy that needs a feature in this cluster, in a stable order."""
+def feature_uses(
+    cluster: ResolvedCluster, features: Collection[Feature] = EVERY_FEATURE
+) -> list[Use]:
+    """Every clause of the policy that needs one of `features` in this cluster, in a stable
+    order (the clauses of other features are not looked at: check_features asks for those
+    the cluster lacks, a few of a cluster's dozens of uses)."""
     spec_source = cluster.cluster.source
     uses: list[Use] = []
-    if cluster.tiers:
+    if cluster.tiers and Feature.DRA in features:
         uses.append(
             Use(
                 Feature.DRA,
@@ -49,7 +55,7 @@ def feature_uses(cluster: ResolvedCluster) -> list[Use]:
                 f"the DeviceClasses and claim templates of cluster {cluster.name}",
             )
         )
-    for guarantee in cluster.guarantees:
+    for guarantee in cluster.guarantees if Feature.PRIORITIZED_LIST in features else ():
         kept, _ = usable_fallbacks(cluster, guarantee)
         if kept:
             fallen = cluster.tier(guarantee.tier).tier
@@ -62,7 +68,7 @@ def feature_uses(cluster: ResolvedCluster) -> list[Use]:
                 )
             )
     holders = {g.team.name for g in cluster.guarantees}
-    for team in cluster.teams:
+    for team in cluster.teams if Feature.DEVICE_TOLERATIONS in features else ():
         if team.name in holders and cluster_tolerations(cluster, team.spec.tolerations):
             uses.append(
                 Use(
@@ -73,16 +79,17 @@ def feature_uses(cluster: ResolvedCluster) -> list[Use]:
             )
     for taint in cluster.taints:
         source = taint.taint.source
-        uses.append(
-            Use(
-                Feature.DEVICE_TAINT_RULES,
-                source.span(("spec", "key")),
-                f"device taint {taint.name!r}",
-                "the taint is not enforced in the cluster: claims may get its devices (the "
-                "capacity model still counts them as tainted)",
+        if Feature.DEVICE_TAINT_RULES in features:
+            uses.append(
+                Use(
+                    Feature.DEVICE_TAINT_RULES,
+                    source.span(("spec", "key")),
+                    f"device taint {taint.name!r}",
+                    "the taint is not enforced in the cluster: claims may get its devices (the "
+                    "capacity model still counts them as tainted)",
+                )
             )
-        )
-        if taint.taint.spec.effect == "None":
+        if taint.taint.spec.effect == "None" and Feature.TAINT_EFFECT_NONE in features:
             uses.append(
                 Use(
                     Feature.TAINT_EFFECT_NONE,
@@ -90,7 +97,7 @@ def feature_uses(cluster: ResolvedCluster) -> list[Use]:
                     f"device taint {taint.name!r} (effect None)",
                 )
             )
-    for tier in cluster.tiers:
+    for tier in cluster.tiers if Feature.EXTENDED_RESOURCE in features else ():
         if tier.tier.spec.extended_resource_name is not None:
             uses.append(
                 Use(
@@ -100,7 +107,7 @@ def feature_uses(cluster: ResolvedCluster) -> list[Use]:
                 )
             )
     for team in cluster.teams:
-        if team.spec.priorities:
+        if team.spec.priorities and Feature.MUTATING_ADMISSION_POLICY in features:
             uses.append(
                 Use(
                     Feature.MUTATING_ADMISSION_POLICY,
@@ -110,7 +117,7 @@ def feature_uses(cluster: ResolvedCluster) -> list[Use]:
                     "default",
                 )
             )
-        if team.spec.admin_access:
+        if team.spec.admin_access and Feature.ADMIN_ACCESS in features:
             uses.append(
                 Use(
                     Feature.ADMIN_ACCESS,
@@ -119,7 +126,7 @@ def feature_uses(cluster: ResolvedCluster) -> list[Use]:
                 )
             )
     tainted = [i for i, p in enumerate(cluster.cluster.spec.node_pools) if p.node_taint]
-    if tainted and cluster.namespace_node_taints:
+    if tainted and cluster.namespace_node_taints and Feature.MUTATING_ADMISSION_POLICY in features:
         uses.append(
             Use(
                 Feature.MUTATING_ADMISSION_POLICY,
@@ -134,7 +141,7 @@ def feature_uses(cluster: ResolvedCluster) -> list[Use]:
                 ),
             )
         )
-    if cluster.cluster.spec.kubelet.memory_qos:
+    if cluster.cluster.spec.kubelet.memory_qos and Feature.MEMORY_QOS in features:
         uses.append(
             Use(
                 Feature.MEMORY_QOS,
@@ -142,8 +149,10 @@ def feature_uses(cluster: ResolvedCluster) -> list[Use]:
                 f"memory QoS on the nodes of cluster {cluster.name}",
             )
         )
-    if cluster.cluster.spec.gang_scheduling == "Workload" and any(
-        g.gang > 1 for g in cluster.guarantees
+    if (
+        cluster.cluster.spec.gang_scheduling == "Workload"
+        and Feature.GANG_WORKLOADS in features
+        and any(g.gang > 1 for g in cluster.guarantees)
     ):
         uses.append(
             Use(
@@ -169,7 +178,8 @@ def check_features(cluster: ResolvedCluster) -> Iterator[Diagnostic]:
     version_span = cluster.cluster.source.span(("spec", "kubernetesVersion"))
     warned: set[tuple[Feature, str]] = set()
     """One warning per feature and consequence (a kind left out may cost several things)."""
-    for use in feature_uses(cluster):
+    lacking = {feature for feature in Feature if not row.enabled(feature, declared)}
+    for use in feature_uses(cluster, lacking):
         availability = row.availability(use.feature)
         if availability is None:
             yield Diagnostic(
