@@ -4,14 +4,15 @@ A compile of a large fleet ends holding millions of objects (the resolved fleet,
 emitted file). Freeing them when the command returns, and then tearing the interpreter
 down, takes a tenth of a second on fleet L and a fifth on XL, just before the process ends
 anyway. The `gpufleet` process (compiler.launch) therefore keeps what a command hands to
-`keep` alive, and ends by `exit_process`: the output is flushed, and the process ends
-without the teardown (as mypy ends). Where the command line runs inside another process
-(tests call compiler.cli.main), `keep` keeps nothing, so nothing leaks from one call to the
-next.
+`keep` alive, and ends by `exit_process`: the exit handlers run and the output is flushed as
+at a normal exit, and then the process ends without the teardown (as mypy ends). Where the
+command line runs inside another process (tests call compiler.cli.main), `keep` keeps
+nothing, so nothing leaks from one call to the next.
 """
 
 from __future__ import annotations
 
+import atexit
 import os
 import sys
 from typing import NoReturn
@@ -34,12 +35,11 @@ def keep(value: object) -> None:
 
 
 def exit_process(code: int) -> NoReturn:
-    """End the process with `code` once stdout and stderr are flushed, without freeing what
-    is kept or tearing the interpreter down. No exit handler runs: gpufleet registers none,
-    and every process it forks ends with it by itself (compiler.lifetime.die_with_parent);
-    a process forked from another to run gpufleet (the fuzz harness) must not run that
-    one's. A reader gone from stdout ends it by SIGPIPE, as at any write
-    (compiler.launch)."""
+    """End the process with `code`: the exit handlers run (multiprocessing's among them,
+    which stops any daemonic child) and stdout and stderr are flushed, then it ends without
+    freeing what is kept or tearing the interpreter down. A reader gone from stdout ends it
+    by SIGPIPE, as at any write (compiler.launch)."""
+    atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
         stream.flush()
     os._exit(code)

@@ -28,7 +28,7 @@ if sys.argv[1] == "keep":
 kept = Big()
 ending.keep(kept)
 watch = weakref.ref(kept, lambda _: sys.stdout.write("freed\\n"))  # called if freed
-atexit.register(lambda: sys.stdout.write("an exit handler ran\\n"))
+atexit.register(lambda: sys.stdout.write("exit handler ran\\n"))
 del kept
 sys.stdout.write("buffered, no line break")  # a pipe: block-buffered
 sys.stderr.write("and on stderr")
@@ -40,15 +40,14 @@ ending.exit_process(3)
 def test_the_process_ends_with_its_code_its_output_flushed_its_exit_handlers_run(
     keeping: bool,
 ) -> None:
-    """exit_process: the code is the process's, what is buffered is written, and no exit
-    handler runs (those of a process gpufleet was forked from are not its own). What `keep`
-    was given after keep_until_exit is not freed when the last other reference goes;
-    without keep_until_exit it is."""
+    """exit_process: the code is the process's, what is buffered is written, the exit
+    handlers run. What `keep` was given after keep_until_exit is not freed when the last
+    other reference goes; without keep_until_exit it is."""
     script = [sys.executable, "-c", ENDS, "keep" if keeping else "do not keep"]
     done = subprocess.run(script, capture_output=True, text=True, cwd=REPO, check=False)
     assert done.returncode == 3
     freed = "" if keeping else "freed\n"
-    assert done.stdout == f"{freed}buffered, no line break"
+    assert done.stdout == f"{freed}buffered, no line breakexit handler ran\n"
     assert done.stderr == "and on stderr"
 
 
