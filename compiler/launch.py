@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import gc
 import signal
+import sys
 from typing import NoReturn
-
-from compiler.ending import exit_process, keep_until_exit
 
 
 def run() -> NoReturn:
@@ -24,8 +23,9 @@ def run() -> NoReturn:
     gc.disable()
     from compiler.cli import main
 
-    # the process ends without freeing what the command built, nor tearing the interpreter
-    # down (compiler.ending); files are closed where they are written (`with`, os-level),
-    # never left to a finalizer
-    keep_until_exit()
-    exit_process(main())
+    code = main()
+    # CPython's shutdown collects once more, collector off or not, scanning every object
+    # still alive; frozen, they are out of its reach (a tenth of a second on fleet L). Files
+    # are closed where they are written (`with`, os-level), never left to a finalizer.
+    gc.freeze()
+    sys.exit(code)

@@ -15,7 +15,6 @@ from compiler.cache.reuse import Reuse
 from compiler.diagnostics import Diagnostic, Span, fail
 from compiler.diagnostics.codes import EXIT_OK
 from compiler.diagnostics.terminal import visible
-from compiler.ending import keep
 from compiler.ir import Steering
 from compiler.load.loader import PolicyLoad
 from compiler.pipeline import Compiled, compile_policies
@@ -85,7 +84,7 @@ def compile_as_compile_would(
         with timings.stage("load"):
             previous, problems = read_previous_steering(args.out)
         report(problems)
-    compiled = compile_policies(
+    return compile_policies(
         args.policies,
         args.solver_time_limit,
         previous,
@@ -95,8 +94,6 @@ def compile_as_compile_would(
         meanwhile,
         loading,
     )
-    keep(compiled)  # freed by the process's end, not object by object (compiler.ending)
-    return compiled
 
 
 def changed_files(out: Path, compiled: Compiled) -> tuple[list[FileChange], Staleness]:
