@@ -10,9 +10,8 @@ import os
 import sys
 import traceback
 from collections.abc import Sequence
-from contextlib import AbstractContextManager, ExitStack, nullcontext, redirect_stdout
+from contextlib import ExitStack, nullcontext, redirect_stdout
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from compiler import __version__
 from compiler.cache.store import cache_directory
@@ -34,10 +33,6 @@ from compiler.repository import out_from_repository_root
 from compiler.write.lock import DEFAULT_LOCK_TIMEOUT, locked
 from compiler.write.prestage import Prestage, prestaging
 from compiler.write.trash import Trash
-
-if TYPE_CHECKING:
-    from compiler.cache import CompileCache
-    from compiler.load.loader import PolicyLoad
 
 
 class _UsageError(Exception):
@@ -320,27 +315,10 @@ def _run(args: argparse.Namespace, output: DiagnosticOutput) -> int:
             answered = answer_from_record(args, output, cache, reading)
         if answered is not None:
             return answered
-        loading = held.enter_context(_started_load(args, cache))
-        # the stages load here, not at start-up: a check answered from its record needs none;
-        # the policies of a compile are parsed by worker processes meanwhile
+        # the stages load here, not at start-up: a check answered from its record needs none
         from compiler.commands import run_command
 
-        return run_command(args, output, cache, prestage, loading)
-
-
-def _started_load(
-    args: argparse.Namespace, cache: CompileCache | None
-) -> AbstractContextManager[PolicyLoad | None]:
-    """The load of a `compile`'s policies, started (compiler.load.loader.PolicyLoad) with the
-    compile cache's parsed files and snapshot; for any other command, nothing (None)."""
-    if args.command != "compile":
-        return nullcontext()
-    from compiler.cache.parsed import parsed_files
-    from compiler.load.loader import PolicyLoad
-
-    if cache is None:
-        return PolicyLoad(args.policies)
-    return PolicyLoad(args.policies, parsed_files(cache), cache.files)
+        return run_command(args, output, cache, prestage)
 
 
 def _output_directories(args: argparse.Namespace) -> list[tuple[Path, bool]]:

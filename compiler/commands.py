@@ -17,7 +17,7 @@ from compiler.diagnostics.codes import EXIT_OK, EXIT_POLICY, EXIT_STRICT
 from compiler.diagnostics.output import DiagnosticOutput
 from compiler.diagnostics.terminal import visible
 from compiler.ir import ResolvedFleet
-from compiler.load.loader import PolicyLoad, display_path
+from compiler.load.loader import display_path
 from compiler.owners import codeowners_text, ownership, ownership_problems
 from compiler.pipeline import Compiled, check_policies, resolve_policies
 from compiler.policy_files import PolicyEntry
@@ -37,12 +37,10 @@ def run_command(
     output: DiagnosticOutput,
     cache: CompileCache | None,
     prestage: Prestage | None = None,
-    loading: PolicyLoad | None = None,
 ) -> int:
     """Run the parsed command, reporting to `output`; its exit code. `cache` is the compile
     cache of a `compile` (None: off, or another command), `prestage` the carrying of out/
-    into staging started for a `compile` that writes it (None: none), `loading` the load of
-    a `compile`'s policies, started with `cache`'s parsed files and snapshot (None: none)."""
+    into staging started for a `compile` that writes it (None: none)."""
     report = output.report
     if args.command in REVIEW_COMMANDS:
         return REVIEW_COMMANDS[args.command](args, report)
@@ -94,9 +92,7 @@ def run_command(
     timings = StageTimings()
     reuse = Reuse.of(cache) if cache is not None else None
     meanwhile = prestage.take_if_carried if prestage is not None else None
-    compiled = compile_as_compile_would(
-        args, report, timings, reuse, meanwhile=meanwhile, loading=loading
-    )
+    compiled = compile_as_compile_would(args, report, timings, reuse, meanwhile=meanwhile)
     report(compiled.warnings)
     output.suppress([s for silenced in compiled.fleet.suppressions for s in silenced.suppressed()])
     if args.validate:

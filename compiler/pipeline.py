@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -14,7 +13,7 @@ from compiler.emit.assemble import assemble_tree
 from compiler.file_bytes import FileDigest
 from compiler.ir import ClusterPlan, ResolvedFleet, Steering
 from compiler.limits import DEFAULT_EXPLAIN_TIME_LIMIT, DEFAULT_TIME_LIMIT
-from compiler.load.loader import PolicyLoad
+from compiler.load import load_policies
 from compiler.model import Policies, build_policies
 from compiler.parallel import warm_worker
 from compiler.per_cluster import check_kueue_promise, compile_clusters, warm_up, warm_up_emit
@@ -85,18 +84,15 @@ def model_policies(
     timings: StageTimings = NO_TIMINGS,
     reuse: Reuse | None = None,
     meanwhile: Callable[[], None] | None = None,
-    loading: PolicyLoad | None = None,
 ) -> Policies:
     """Load and model the policies (resolve_policies says what `reuse` does); `meanwhile`
-    runs while the files are parsed (load_policies). `loading`, if given, is their load
-    started already (with `reuse`'s parsed files and snapshot, if any)."""
+    runs while the files are parsed (load_policies)."""
     warnings: list[Diagnostic] = []
-    with timings.stage("load"), ExitStack() as held:
-        if loading is None:
-            parsed, snapshot = (reuse.parsed, reuse.files) if reuse is not None else (None, None)
-            loading = held.enter_context(PolicyLoad(policies, parsed, snapshot))
-        assert loading.root == policies, "the load started is that of these policies"
-        documents = loading.documents(warnings, meanwhile)
+    with timings.stage("load"):
+        if reuse is None:
+            documents = load_policies(policies, warnings, meanwhile=meanwhile)
+        else:
+            documents = load_policies(policies, warnings, reuse.parsed, reuse.files, meanwhile)
         if reuse is not None:
             reuse.parsed.prune(len({document.origin for document in documents}))
     with timings.stage("model"):
@@ -117,21 +113,19 @@ def compile_policies(
     explain_time_limit: float = DEFAULT_EXPLAIN_TIME_LIMIT,
     reuse: Reuse | None = None,
     meanwhile: Callable[[], bool] | None = None,
-    loading: PolicyLoad | None = None,
 ) -> Compiled:
     """Compile a policy directory into the output tree, in memory (report.md included).
 
     With `reuse`, files parsed before are not parsed again, and a cluster whose inputs and
     previous plan are those of a cached result is neither solved nor emitted: its plan and
-    files come from the cache, and the clusters compiled afresh are added to it. `loading`,
-    if given, is the policies' load started already (model_policies).
+    files come from the cache, and the clusters compiled afresh are added to it.
     """
     # with the cache, few clusters are expected to be compiled afresh: the first goes to a
     # worker that gets ready meanwhile; without it, every cluster is, by workers forked
     # after resolve, which find the emitters ready if this process readied them meanwhile
     with warm_worker(reuse is not None, warm_up) as warm:
         policies_model = model_policies(
-            policies, timings, reuse, warm_up_emit if reuse is None else None, loading
+            policies, timings, reuse, warm_up_emit if reuse is None else None
         )
         with timings.stage("resolve"):
             fleet = resolve(policies_model, load_catalog())

@@ -16,7 +16,6 @@ from compiler.diagnostics import Diagnostic, Span, fail
 from compiler.diagnostics.codes import EXIT_OK
 from compiler.diagnostics.terminal import visible
 from compiler.ir import Steering
-from compiler.load.loader import PolicyLoad
 from compiler.pipeline import Compiled, compile_policies
 from compiler.report import (
     Previous,
@@ -73,13 +72,11 @@ def compile_as_compile_would(
     reuse: Reuse | None = None,
     previous: Mapping[str, Steering] | None = None,
     meanwhile: Callable[[], bool] | None = None,
-    loading: PolicyLoad | None = None,
 ) -> Compiled:
     """The tree `gpufleet compile` would write with these arguments (over the plans in --out,
     of which the caller may have read `previous` already): compile, diff, report and render
     all compile through here, so they show the same tree (`compile` reuses what the compile
-    cache holds, which gives the same tree faster). `loading`, if given, is the policies'
-    load started already (compiler.load.loader.PolicyLoad)."""
+    cache holds, which gives the same tree faster)."""
     if previous is None:
         with timings.stage("load"):
             previous, problems = read_previous_steering(args.out)
@@ -92,7 +89,6 @@ def compile_as_compile_would(
         args.explain_time_limit,
         reuse,
         meanwhile,
-        loading,
     )
 
 

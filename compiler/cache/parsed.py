@@ -18,14 +18,10 @@ import hashlib
 import pickle
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from compiler.cache.files import prune_files, put_file, take_file
 from compiler.file_bytes import FileDigest, digest_bytes
 from compiler.load.document import SourceDocument
-
-if TYPE_CHECKING:
-    from compiler.cache.session import CompileCache
 
 ENTRY_FORMAT = "gpufleet-parsed-file/2"
 MIN_ENTRIES = 1024
@@ -74,8 +70,3 @@ class ParsedFileCache:
         """Prune to the most recently used entries, twice `files` (the policy files of the
         compile that just ran) and at least MIN_ENTRIES, in batches (files.prune_files)."""
         prune_files(self.directory, max(MIN_ENTRIES, 2 * files))
-
-
-def parsed_files(cache: CompileCache) -> ParsedFileCache:
-    """The parsed policy files below the compile cache `cache` is the view of."""
-    return ParsedFileCache(cache.directory / "parsed", cache.code)

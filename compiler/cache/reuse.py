@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from compiler.cache.clusters import ClusterCache
 from compiler.cache.inputs import input_names
-from compiler.cache.parsed import ParsedFileCache, parsed_files
+from compiler.cache.parsed import ParsedFileCache
 from compiler.cache.session import CompileCache
 from compiler.ir import ResolvedFleet
 from compiler.model import Policies
@@ -28,7 +28,7 @@ class Reuse:
         """The parts below the compile cache `cache` is the view of."""
         return cls(
             cache.files,
-            parsed_files(cache),
+            ParsedFileCache(cache.directory / "parsed", cache.code),
             ClusterCache(cache.directory / "clusters", cache.options, cache.code),
         )
 

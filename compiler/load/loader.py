@@ -27,7 +27,7 @@ from compiler.load.budget import (
     within_budget_unchecked,
 )
 from compiler.load.document import Path, SourceDocument, pack_position, unpack_position
-from compiler.parallel import OrderedWork, worker_count
+from compiler.parallel import map_in_order
 from compiler.policy_files import (
     MAX_FILE_BYTES,
     FileRead,
@@ -109,109 +109,49 @@ def load_policies(
     `meanwhile`, if given, runs while worker processes parse the files (or before the
     parsed files are gathered, where no worker does).
     """
-    with PolicyLoad(root, parsed, snapshot) as loading:
-        return loading.documents(warnings, meanwhile)
-
-
-class PolicyLoad:
-    """The loading of a policy directory (load_policies), in two steps: started when made,
-    gathered by `documents`.
-
-    Made, it scans the directory, reads what `parsed` knows and starts parsing the other
-    files in worker processes; a command that makes it before it imports its stages (the
-    compile: compiler.cli) has them parse while the imports run, instead of after them. What
-    fails in the first step is raised by `documents`, where load_policies raises it. Use it
-    as a context manager: leaving it stops the workers, done or not.
-    """
-
-    def __init__(
-        self,
-        root: FsPath,
-        parsed: ParsedFiles | None = None,
-        snapshot: PolicySnapshot | None = None,
-    ) -> None:
-        self.root = root
-        self._results: list[FileResult | None] = []
-        self._tasks: list[list[int]] = []
-        self._work: OrderedWork[list[PolicyEntry], list[FileResult | None]] | None = None
-        self._failure: Exception | None = None
-        try:
-            self._start(parsed, snapshot)
-        except Exception as failure:  # raised where the documents are asked for
-            self._failure = failure
-
-    def _start(self, parsed: ParsedFiles | None, snapshot: PolicySnapshot | None) -> None:
-        root = self.root
-        if not root.is_dir():
-            raise fail("GF110", f"policy directory {root} does not exist", Span(str(root)))
-        files, others = (snapshot.files, snapshot.others) if snapshot else scan_policy_files(root)
-        contents = snapshot.take() if snapshot else None
-        unreadable = [
-            Diagnostic(
-                "GF109",
-                f"{display_path(other.path.parent)}/{other.path.name} is not a regular file "
-                f"({'a link to nothing' if other.link else 'a pipe, socket or device'})",
-                Span(f"{display_path(other.path.parent)}/{other.path.name}"),
-                ("a policy file is a regular file (or a link to one inside the policy directory)",),
-            )
-            for other in others
-        ]
-        Problems(unreadable).raise_if_errors()
-        if not files:
-            raise fail("GF110", f"no *.yaml files below {root}", Span(display_path(root)))
-        place = PolicyRoot.of(root)
-        self._results = [None] * len(files)
-        if parsed is not None:
-            self._results = _read_known(place, parsed, files, contents)
-        missing = [index for index, result in enumerate(self._results) if result is None]
-        if snapshot is not None and contents is not None:  # bytes the index vouched for, to parse
-            for index in missing:
-                entry = files[index]
-                if (vouched := contents[entry.relative]).data is None:
-                    contents[entry.relative] = snapshot.read_again(entry, vouched)
-        self._tasks = load_tasks(missing)
-        read = partial(read_files, place, parsed, contents)
-        groups = [[files[i] for i in task] for task in self._tasks]
-        self._work = OrderedWork(read, groups, worker_count(len(groups)))
-        for index in range(len(groups)):
-            self._work.start(index)
-
-    def __enter__(self) -> PolicyLoad:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._work is not None:
-            self._work.__exit__(*exc)
-            self._work = None
-
-    def documents(
-        self, warnings: list[Diagnostic] | None = None, meanwhile: Callable[[], None] | None = None
-    ) -> list[SourceDocument]:
-        """Every policy document, once every file is parsed; CompileError with all load
-        errors (load_policies says where the warnings go). `meanwhile`, if given, runs first,
-        while the workers parse. Asked once: the workers stop then."""
-        if self._failure is not None:
-            raise self._failure
-        assert self._work is not None, "the documents are gathered once"
-        with self._work as work:
-            if meanwhile is not None:
-                meanwhile()
-            read_in_tasks = work.results()
-        self._work = None
-        results = self._results
-        for number, task in enumerate(self._tasks):
-            for index, result in zip(task, read_in_tasks[number], strict=True):
-                results[index] = result
-        found: list[SourceDocument] = []
-        problems = Problems()
-        for read_one in results:
-            assert read_one is not None  # every file was read, here or in a worker
-            found.extend(read_one[0])
-            problems.extend(read_one[1])
-        Problems(problems.errors).raise_if_errors()  # the warnings go on, with resolve's
-        if warnings is not None:
-            warnings.extend(problems.warnings)
-        return found
+    if not root.is_dir():
+        raise fail("GF110", f"policy directory {root} does not exist", Span(str(root)))
+    files, others = (snapshot.files, snapshot.others) if snapshot else scan_policy_files(root)
+    contents = snapshot.take() if snapshot else None
+    unreadable = [
+        Diagnostic(
+            "GF109",
+            f"{display_path(other.path.parent)}/{other.path.name} is not a regular file "
+            f"({'a link to nothing' if other.link else 'a pipe, socket or device'})",
+            Span(f"{display_path(other.path.parent)}/{other.path.name}"),
+            ("a policy file is a regular file (or a link to one inside the policy directory)",),
+        )
+        for other in others
+    ]
+    Problems(unreadable).raise_if_errors()
+    if not files:
+        raise fail("GF110", f"no *.yaml files below {root}", Span(display_path(root)))
+    place = PolicyRoot.of(root)
+    results: list[FileResult | None] = [None] * len(files)
+    if parsed is not None:
+        results = _read_known(place, parsed, files, contents)
+    missing = [index for index, result in enumerate(results) if result is None]
+    if snapshot is not None and contents is not None:  # bytes the index vouched for, to parse
+        for index in missing:
+            entry = files[index]
+            if (vouched := contents[entry.relative]).data is None:
+                contents[entry.relative] = snapshot.read_again(entry, vouched)
+    tasks = load_tasks(missing)
+    read = partial(read_files, place, parsed, contents)
+    read_in_tasks = map_in_order(read, [[files[i] for i in task] for task in tasks], meanwhile)
+    for task, found in zip(tasks, read_in_tasks, strict=True):
+        for index, result in zip(task, found, strict=True):
+            results[index] = result
+    documents: list[SourceDocument] = []
+    problems = Problems()
+    for read_one in results:
+        assert read_one is not None  # every file was read, here or in a worker
+        documents.extend(read_one[0])
+        problems.extend(read_one[1])
+    Problems(problems.errors).raise_if_errors()  # the warnings go on, with resolve's
+    if warnings is not None:
+        warnings.extend(problems.warnings)
+    return documents
 
 
 def _read_known(
