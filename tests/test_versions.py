@@ -13,6 +13,7 @@ import yaml
 
 from compiler.diagnostics import CompileError
 from compiler.pipeline import Compiled, compile_policies
+from compiler.resolve.features import check_features, feature_uses
 from compiler.validate import validate_builtin, validate_object
 from compiler.versions import KUBERNETES_VERSIONS, TARGETS, Feature, Gated, earliest, target
 from tests import fleets
@@ -231,6 +232,25 @@ def test_gated_features_are_reported_with_their_gates(
     )
     # the 1.37 fixture declares the Workload API on: its gang Workloads are not left out
     assert not any("GenericWorkload" in m for m in {w.message for w in compiled.warnings})
+
+
+def test_every_feature_a_cluster_uses_and_lacks_is_reported(
+    compiled_version: tuple[str, Compiled],
+) -> None:
+    """check_features looks only at the features a cluster lacks: what it reports names each
+    feature that some clause of the cluster uses (every clause looked at) and that its version
+    does not have on, and no other."""
+    _, compiled = compiled_version
+    for cluster in compiled.fleet.clusters:
+        row, declared = (
+            target(cluster.cluster.spec.kubernetes_version),
+            cluster.cluster.spec.api_server,
+        )
+        used = {use.feature for use in feature_uses(cluster, tuple(Feature))}
+        lacking = {feature for feature in used if not row.enabled(feature, declared)}
+        messages = [d.message for d in check_features(cluster)]
+        reported = {f for f in Feature if any(f"needs {f.value}," in m for m in messages)}
+        assert reported == lacking, cluster.name
 
 
 @pytest.mark.parametrize(

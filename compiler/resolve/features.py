@@ -25,8 +25,6 @@ from compiler.versions import (
     target,
 )
 
-EVERY_FEATURE = tuple(Feature)
-
 
 @dataclass(frozen=True)
 class Use:
@@ -39,9 +37,7 @@ class Use:
     """For an API kind (OBJECT_FEATURES): what the cluster loses while it is not served."""
 
 
-def feature_uses(
-    cluster: ResolvedCluster, features: Collection[Feature] = EVERY_FEATURE
-) -> list[Use]:
+def feature_uses(cluster: ResolvedCluster, features: Collection[Feature]) -> list[Use]:
     """Every clause of the policy that needs one of `features` in this cluster, in a stable
     order (the clauses of other features are not looked at: check_features asks for those
     the cluster lacks, a few of a cluster's dozens of uses)."""
