@@ -242,22 +242,15 @@ def _failures_as_diagnostics() -> Iterator[None]:
         raise _internal(f"internal error: a worker process died{cause}: {error}") from None
 
 
-def map_in_order(
-    function: Callable[[Item], Result],
-    items: Sequence[Item],
-    meanwhile: Callable[[], None] | None = None,
-) -> list[Result]:
+def map_in_order(function: Callable[[Item], Result], items: Sequence[Item]) -> list[Result]:
     """`[function(i) for i in items]`, spread over worker processes when that pays off.
 
     `function` must return picklable results. A CompileError raised in a worker is raised
     here as in-process (the first in the items' order); any other failure is GF001.
-    `meanwhile`, if given, runs here once every item is started, while the workers work.
     """
     with OrderedWork(function, items, worker_count(len(items))) as work:
         for index in range(len(items)):
             work.start(index)
-        if meanwhile is not None:
-            meanwhile()
         results = work.results()
     return [results[index] for index in range(len(items))]
 

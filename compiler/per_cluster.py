@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Mapping
-from contextlib import suppress
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -136,33 +135,22 @@ def alone(fleet: ResolvedFleet, cluster: ResolvedCluster) -> ResolvedFleet:
 
 
 def warm_up() -> None:
-    """What a process's first cluster would cost it once: warm_up_emit's, and OR-Tools'
-    cp_model imported (at the first attribute read: compiler.solve.lazy). A warm worker
+    """What a process's first cluster would cost it once: the solver and the emitters
+    imported, OR-Tools' cp_model too (at the first attribute read: compiler.solve.lazy),
+    every template compiled and the admission policies' CEL parsed. A warm worker
     (compiler.parallel.WarmWorker) started before load does it while the policies load and
     resolve, on a core that idles meanwhile."""
+    for module in ("compiler.emit.tree", "compiler.solve.solver"):  # compile_cluster's
+        importlib.import_module(module)
+    from compiler.emit.admission_warm_up import parse_admission_expressions
+    from compiler.emit.render import environment
     from compiler.solve.cpsat import cp_model
 
-    warm_up_emit()
     cp_model.CpModel()  # an unused model: the import is what is wanted
-
-
-def warm_up_emit() -> None:
-    """What a process's first cluster would cost it once but OR-Tools: the solver and the
-    emitters imported, every template compiled and the admission policies' CEL parsed. A
-    compile that solves every cluster does it while worker processes parse the policies, so
-    that the workers forked after resolve inherit it; OR-Tools is left to them, as it would
-    add 30 MiB to the peak memory of the process that holds the fleet. It raises nothing:
-    what fails here fails again where a cluster is compiled, and is reported there."""
-    with suppress(Exception):
-        for module in ("compiler.emit.tree", "compiler.solve.solver"):  # compile_cluster's
-            importlib.import_module(module)
-        from compiler.emit.admission_warm_up import parse_admission_expressions
-        from compiler.emit.render import environment
-
-        templates = environment()
-        for name in templates.list_templates(extensions=["j2"]):
-            templates.get_template(name)
-        parse_admission_expressions()
+    templates = environment()
+    for name in templates.list_templates(extensions=["j2"]):
+        templates.get_template(name)
+    parse_admission_expressions()
 
 
 def _look_up(
@@ -205,9 +193,8 @@ def compile_cluster(
     """Solve one cluster and emit its files; why not, when it cannot be done. `digested`:
     with each file's digest, for a result the compile cache keeps (taken here, in the
     worker, rather than in the process that writes)."""
-    # imported where clusters are compiled (and, for the workers to inherit, while the
-    # policies are parsed: warm_up_emit): a compile whose clusters all come from the cache
-    # never imports the solver and the emitters in the process that writes
+    # imported where clusters are compiled: a compile whose clusters all come from the cache
+    # or from workers never imports the solver and the emitters in the process that writes
     from compiler.emit.tree import cluster_files
     from compiler.emit.view import ClusterView
     from compiler.solve import solver

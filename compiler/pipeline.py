@@ -16,7 +16,7 @@ from compiler.limits import DEFAULT_EXPLAIN_TIME_LIMIT, DEFAULT_TIME_LIMIT
 from compiler.load import load_policies
 from compiler.model import Policies, build_policies
 from compiler.parallel import warm_worker
-from compiler.per_cluster import check_kueue_promise, compile_clusters, warm_up, warm_up_emit
+from compiler.per_cluster import check_kueue_promise, compile_clusters, warm_up
 from compiler.report import build_report
 from compiler.resolve import resolve
 from compiler.timings import NO_TIMINGS, StageTimings
@@ -80,19 +80,15 @@ def resolve_policies(
 
 
 def model_policies(
-    policies: Path,
-    timings: StageTimings = NO_TIMINGS,
-    reuse: Reuse | None = None,
-    meanwhile: Callable[[], None] | None = None,
+    policies: Path, timings: StageTimings = NO_TIMINGS, reuse: Reuse | None = None
 ) -> Policies:
-    """Load and model the policies (resolve_policies says what `reuse` does); `meanwhile`
-    runs while the files are parsed (load_policies)."""
+    """Load and model the policies (resolve_policies says what `reuse` does)."""
     warnings: list[Diagnostic] = []
     with timings.stage("load"):
         if reuse is None:
-            documents = load_policies(policies, warnings, meanwhile=meanwhile)
+            documents = load_policies(policies, warnings)
         else:
-            documents = load_policies(policies, warnings, reuse.parsed, reuse.files, meanwhile)
+            documents = load_policies(policies, warnings, reuse.parsed, reuse.files)
         if reuse is not None:
             reuse.parsed.prune(len({document.origin for document in documents}))
     with timings.stage("model"):
@@ -121,12 +117,9 @@ def compile_policies(
     files come from the cache, and the clusters compiled afresh are added to it.
     """
     # with the cache, few clusters are expected to be compiled afresh: the first goes to a
-    # worker that gets ready meanwhile; without it, every cluster is, by workers forked
-    # after resolve, which find the emitters ready if this process readied them meanwhile
+    # worker that gets ready meanwhile
     with warm_worker(reuse is not None, warm_up) as warm:
-        policies_model = model_policies(
-            policies, timings, reuse, warm_up_emit if reuse is None else None
-        )
+        policies_model = model_policies(policies, timings, reuse)
         with timings.stage("resolve"):
             fleet = resolve(policies_model, load_catalog())
         cache = reuse.clusters_of(policies_model, fleet) if reuse is not None else None

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import pickle
 import signal
@@ -188,7 +187,7 @@ def test_workers_die_with_a_killed_gpufleet(tmp_path: Path) -> None:
 
 
 PER_CLUSTER = ("compiler.solve.solver", "compiler.emit.registry", "ortools")
-"""What a process that compiles a cluster imports: the solver, the emitters, OR-Tools."""
+"""What only a process that compiles a cluster imports: the solver, the emitters, OR-Tools."""
 
 
 @pytest.mark.parametrize("cache", [False, True])
@@ -197,10 +196,7 @@ def test_the_process_that_writes_compiles_no_cluster_it_need_not(
 ) -> None:
     """Workers compile every cluster of a fleet of 8 (without the cache), or the cache gives
     them back (with it, after an edit that moves positions only): the process that writes
-    out/ never imports OR-Tools (30 MiB of its peak memory). Without the cache it readies
-    the solver and the emitters while the policies are parsed, for the workers forked after
-    resolve to inherit; with the cache, where few clusters are compiled, it leaves them to
-    a warm worker too (a fifth of its start-up)."""
+    out/ never imports the solver or the emitters (a fifth of its start-up)."""
     policies, out = tmp_path / "policies", tmp_path / "out"
     generate(Size(8, 12, 4, 4, 0.3, 0.0), 1, policies)
     env = {**os.environ, "GPUFLEET_WORKERS": "2", "GPUFLEET_CACHE": str(tmp_path / "cache")}
@@ -224,58 +220,4 @@ def test_the_process_that_writes_compiles_no_cluster_it_need_not(
         loaded()  # fills the cache
         team = sorted((policies / "grants").glob("*.yaml"))[0]
         team.write_text(f"# moved\n{team.read_text()}")
-        assert loaded() == "0 []"
-    else:
-        assert loaded() == "0 ['compiler.solve.solver', 'compiler.emit.registry']"
-
-
-WORKERS_FIND = """
-import json
-import os
-import sys
-from pathlib import Path
-
-import compiler.per_cluster as per_cluster
-from compiler.pipeline import compile_policies
-
-compile_cluster = per_cluster.compile_cluster
-
-
-def reporting(fleet, cluster, *args, **kwargs):
-    from compiler.cel import ast
-    from compiler.emit import render
-
-    templates = render.environment.cache_info().currsize and len(render.environment().cache)
-    line = json.dumps([os.getpid(), templates, ast.parse_checked.cache_info().currsize])
-    os.write(1, f"{line}\\n".encode())  # one write: the workers share the pipe
-    return compile_cluster(fleet, cluster, *args, **kwargs)
-
-
-per_cluster.compile_cluster = reporting
-compile_policies(Path(sys.argv[1]))
-print(json.dumps([os.getpid()]))
-"""
-
-
-def test_workers_forked_after_resolve_find_the_emitters_ready(tmp_path: Path) -> None:
-    """A compile without the cache readies the emitters while worker processes parse the
-    policies (per_cluster.warm_up_emit): the workers that compile the clusters, forked after
-    resolve, find every template compiled and the admission policies' CEL parsed."""
-    policies = tmp_path / "policies"
-    generate(Size(8, 12, 4, 4, 0.3, 0.0), 1, policies)
-    env = {**os.environ, "GPUFLEET_WORKERS": "2"}
-    done = subprocess.run(
-        [sys.executable, "-c", WORKERS_FIND, str(policies)],
-        env=env,
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        check=True,
-    )
-    *clusters, (parent,) = [json.loads(line) for line in done.stdout.splitlines()]
-    assert len(clusters) == 8
-    templates = len(list((REPO / "templates").glob("*.j2")))
-    for pid, compiled, parsed in clusters:
-        assert pid != parent
-        assert compiled == templates
-        assert parsed > 50  # the warm-up's expressions (compiler.emit.admission_warm_up)
+    assert loaded() == "0 []"

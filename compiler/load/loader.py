@@ -97,7 +97,6 @@ def load_policies(
     warnings: list[Diagnostic] | None = None,
     parsed: ParsedFiles | None = None,
     snapshot: PolicySnapshot | None = None,
-    meanwhile: Callable[[], None] | None = None,
 ) -> list[SourceDocument]:
     """Load every policy document below `root`, or raise CompileError with all load errors.
 
@@ -106,8 +105,6 @@ def load_policies(
     `parsed`, a file whose bytes were parsed before is not parsed again (a file that fails
     is never kept: its errors are found again). With `snapshot` (`root` read before), the
     files are those it lists and their bytes those it holds: nothing is read again.
-    `meanwhile`, if given, runs while worker processes parse the files (or before the
-    parsed files are gathered, where no worker does).
     """
     if not root.is_dir():
         raise fail("GF110", f"policy directory {root} does not exist", Span(str(root)))
@@ -138,7 +135,7 @@ def load_policies(
                 contents[entry.relative] = snapshot.read_again(entry, vouched)
     tasks = load_tasks(missing)
     read = partial(read_files, place, parsed, contents)
-    read_in_tasks = map_in_order(read, [[files[i] for i in task] for task in tasks], meanwhile)
+    read_in_tasks = map_in_order(read, [[files[i] for i in task] for task in tasks])
     for task, found in zip(tasks, read_in_tasks, strict=True):
         for index, result in zip(task, found, strict=True):
             results[index] = result

@@ -40,7 +40,6 @@ from typing import Protocol
 from compiler.diagnostics import Diagnostic, Problems, Span, fail
 from compiler.file_bytes import FileDigest, bytes_digest, read_at_most, write_new
 from compiler.write.atomic import beside, recover, remove, replace_directory
-from compiler.write.halves import each_shared
 
 OWNED_LIST = ".gpufleet-owned"
 """The list of files below out/ that gpufleet wrote and may prune; nothing else is touched."""
@@ -436,9 +435,8 @@ def _stage(out: Path, staging: Path, tree: Mapping[str, str], changes: Staleness
             shutil.copy2(source, target)
     rewritten = {*changes.added, *changes.changed}
     old = str(out)
-    each_shared(
-        list(files), lambda path: _stage_file(old, root, path, files, path not in rewritten)
-    )
+    for path in files:
+        _stage_file(old, root, path, files, keep=path not in rewritten)
 
 
 def _restage(staging: Path, tree: Mapping[str, str], changes: Staleness, staged: Staged) -> None:
@@ -459,12 +457,9 @@ def _restage(staging: Path, tree: Mapping[str, str], changes: Staleness, staged:
         except OSError as error:
             if error.errno not in (errno.ENOTEMPTY, errno.EEXIST):
                 raise
-
-    def rewrite(path: str) -> None:
+    for path in (*changes.added, *changes.changed):
         os.makedirs(os.path.dirname(f"{root}/{path}"), exist_ok=True)
         write_file(f"{root}/{path}", files[path].encode("utf-8"))
-
-    each_shared([*changes.added, *changes.changed], rewrite)
 
 
 def _stage_file(out: str, staging: str, path: str, files: Mapping[str, str], keep: bool) -> None:
