@@ -136,6 +136,46 @@ def test_nested_lists_multiply() -> None:
     assert 32 * 8 * 5 < inner.cost < 32 * 8 * 8
 
 
+def test_a_variable_shadowed_in_a_nested_comprehension_is_charged_as_its_own() -> None:
+    # the inner `x` is a string, the outer a record: a subtree's remembered bound must be
+    # that of the variable in scope where it is met
+    renamed = bound_expression("object.items.all(x, x.subs.all(s, s == 'a'))", {"object": ITEMS})
+    shadowed = bound_expression("object.items.all(x, x.subs.all(x, x == 'a'))", {"object": ITEMS})
+    assert shadowed == renamed
+
+
+class _Forgetful(dict[Any, Any]):
+    """A memo that keeps nothing: every subtree is charged wherever it is met."""
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        pass
+
+
+@pytest.mark.parametrize("cluster", ["prod-east", "prod-west"])
+def test_remembering_subtrees_changes_no_policy_cost(
+    cluster: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from compiler.cel import cost
+    from compiler.emit.admission_warm_up import SAMPLES
+
+    built = [family(data) for data in SAMPLES for family in admission.RULE_FAMILIES]
+    every = [*rules(cluster).values(), *(rule for rule in built if rule is not None)]
+    cost._bound_source.cache_clear()
+    remembered = [policy_cost(rule) for rule in every]
+
+    class Charged(cost._Walk):
+        def __init__(self, free: dict[int, tuple[str, ...]]) -> None:
+            super().__init__(free)
+            self.known = _Forgetful()
+
+    monkeypatch.setattr(cost, "_Walk", Charged)
+    cost._bound_source.cache_clear()
+    try:
+        assert [policy_cost(rule) for rule in every] == remembered
+    finally:
+        cost._bound_source.cache_clear()
+
+
 @pytest.mark.parametrize(
     ("expression", "reason"),
     [

@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 
 from compiler.cel.ast import (
     Call,
@@ -39,6 +39,7 @@ from compiler.cel.ast import (
     MapLit,
     Node,
     Select,
+    children,
     parse_checked,
 )
 from compiler.cel.literal import CelLiteral, Literal, is_mapping
@@ -81,9 +82,11 @@ def bound_expression(source: str, variables: Mapping[str, Shape]) -> Bound:
 
 @lru_cache(maxsize=4096)
 def _bound_source(source: str, variables: tuple[tuple[str, Shape], ...]) -> Bound:
-    node = parse_checked(source, tuple(name for name, _ in variables))
+    names = tuple(name for name, _ in variables)
     try:
-        return _bound(node, dict(variables))
+        return _Walk(_free_variables(source, names)).bound(
+            parse_checked(source, names), dict(variables)
+        )
     except ShapeError as error:
         raise CostModelError(str(error)) from None
 
@@ -147,35 +150,117 @@ def _ceil(factor: float, size: int) -> int:
     return max(1, math.ceil(size * factor))
 
 
-def _bound(node: Node, env: dict[str, Shape]) -> Bound:
-    if isinstance(node, Const):
-        value = node.value
-        return Bound(0, string(len(value)) if isinstance(value, str | bytes) else SCALAR)
-    if isinstance(node, Ident):
-        if node.name not in env:
-            raise CostModelError(f"no bound for variable {node.name!r}")
-        return Bound(1, env[node.name])
-    if isinstance(node, Select):
-        operand = _bound(node.operand, env)
-        shape = SCALAR if node.test_only else operand.shape.field(node.field)
-        if node.test_only:
-            operand.shape.field(node.field)  # an undeclared field is refused here too
-        return Bound(operand.cost + 1, shape)
-    if isinstance(node, ListLit):
-        return _list_literal([_bound(e, env) for e in node.elements])
-    if isinstance(node, MapLit):
-        return _map_literal([(_bound(k, env), _bound(v, env)) for k, v in node.entries])
-    if isinstance(node, Comprehension):
-        return _comprehension(node, env)
-    return _call(node, env)
+@cache
+def _free_variables(source: str, names: tuple[str, ...]) -> dict[int, tuple[str, ...]]:
+    """Where _Walk keeps the variables each node of `parse_checked(source, names)` reads, by
+    the node's id: filled as nodes are met, and kept as long as the tree is (parse_checked
+    keeps every tree it parsed), so an id never names another node."""
+    return {}
 
 
-def _call(node: Call, env: dict[str, Shape]) -> Bound:
-    operands = ([node.target] if node.target is not None else []) + list(node.args)
-    bounds = [_bound(o, env) for o in operands]
-    shapes = [b.shape for b in bounds]
-    cost, shape = _call_cost(node.function, shapes)
-    return Bound(cost + sum(b.cost for b in bounds), shape)
+class _Walk:
+    """One expression's bound, node by node. A comprehension charges its loop step several
+    times (twice to see how its accumulator grows, once more per item), and with it every
+    comprehension nested in the step: each subtree's bound is remembered for the shapes of
+    the variables it reads, so a subtree whose variables did not change is charged once
+    rather than three times a level of nesting."""
+
+    def __init__(self, free: dict[int, tuple[str, ...]]) -> None:
+        self.known: dict[tuple[int, tuple[Shape | None, ...]], Bound] = {}
+        self.free = free
+        """The variables each node of the tree reads, by the node's id (_free_variables)."""
+
+    def bound(self, node: Node, env: dict[str, Shape]) -> Bound:
+        """The bound of `node` with its variables bounded by `env`."""
+        if isinstance(node, Const):
+            value = node.value
+            return Bound(0, string(len(value)) if isinstance(value, str | bytes) else SCALAR)
+        if isinstance(node, Ident):
+            if node.name not in env:
+                raise CostModelError(f"no bound for variable {node.name!r}")
+            return Bound(1, env[node.name])
+        key = (id(node), tuple(env.get(name) for name in self._free(node)))
+        if (known := self.known.get(key)) is None:
+            known = self.known[key] = self._compound(node, env)
+        return known
+
+    def _free(self, node: Node) -> tuple[str, ...]:
+        """The variables `node` reads: a comprehension's own two are not its but its body's."""
+        if (found := self.free.get(id(node))) is None:
+            if isinstance(node, Ident):
+                names = {node.name}
+            elif isinstance(node, Comprehension):
+                body = {
+                    name
+                    for part in (node.loop_condition, node.loop_step, node.result)
+                    for name in self._free(part)
+                }
+                names = {*self._free(node.iter_range), *self._free(node.accu_init)} | body - {
+                    node.iter_var,
+                    node.accu_var,
+                }
+            else:
+                names = {name for child in children(node) for name in self._free(child)}
+            found = self.free[id(node)] = tuple(sorted(names))
+        return found
+
+    def _compound(self, node: Node, env: dict[str, Shape]) -> Bound:
+        if isinstance(node, Select):
+            operand = self.bound(node.operand, env)
+            shape = SCALAR if node.test_only else operand.shape.field(node.field)
+            if node.test_only:
+                operand.shape.field(node.field)  # an undeclared field is refused here too
+            return Bound(operand.cost + 1, shape)
+        if isinstance(node, ListLit):
+            return _list_literal([self.bound(e, env) for e in node.elements])
+        if isinstance(node, MapLit):
+            return _map_literal([(self.bound(k, env), self.bound(v, env)) for k, v in node.entries])
+        if isinstance(node, Comprehension):
+            return self._comprehension(node, env)
+        assert isinstance(node, Call)
+        operands = ([node.target] if node.target is not None else []) + list(node.args)
+        bounds = [self.bound(o, env) for o in operands]
+        cost, shape = _call_cost(node.function, [b.shape for b in bounds])
+        return Bound(cost + sum(b.cost for b in bounds), shape)
+
+    def _comprehension(self, node: Comprehension, env: dict[str, Shape]) -> Bound:
+        source = self.bound(node.iter_range, env)
+        if source.shape.kind == "never":
+            return Bound(source.cost, NEVER)
+        if source.shape.kind == "list":
+            element = source.shape.item or NEVER
+        elif source.shape.kind == "map":
+            element = source.shape.key or NEVER
+        else:
+            raise CostModelError(f"cannot iterate over a {source.shape.kind}")
+        count = source.shape.length
+        init = self.bound(node.accu_init, env)
+        accu = self._accumulator(node, env, element, init.shape, count)
+        inner = {**env, node.iter_var: element, node.accu_var: accu}
+        per_item = (
+            self.bound(node.loop_condition, inner).cost + self.bound(node.loop_step, inner).cost
+        )
+        result = self.bound(node.result, inner)
+        return Bound(source.cost + init.cost + count * per_item + result.cost, result.shape)
+
+    def _accumulator(
+        self, node: Comprehension, env: dict[str, Shape], element: Shape, start: Shape, count: int
+    ) -> Shape:
+        """The accumulator's bound after `count` steps, for steps that grow it linearly."""
+        if start.kind != "list":
+            return start
+        sizes = [start.length]
+        accu = start
+        for _ in range(2):
+            step = self.bound(node.loop_step, {**env, node.iter_var: element, node.accu_var: accu})
+            if step.shape.kind != "list":
+                raise CostModelError("a list accumulator that stops being a list")
+            accu = Shape("list", step.shape.length, merge(accu.item, step.shape.item))
+            sizes.append(accu.length)
+        growth = sizes[1] - sizes[0]
+        if sizes[2] - sizes[1] != growth or growth < 0:
+            raise CostModelError("an accumulator that does not grow linearly")
+        return list_of(start.length + count * growth, accu.item or NEVER)
 
 
 def _call_cost(function: str, shapes: list[Shape]) -> tuple[int, Shape]:
@@ -222,42 +307,3 @@ def _concatenation(a: Shape, b: Shape) -> tuple[int, Shape]:
     if a.kind == b.kind == "scalar":
         return 1, SCALAR
     raise CostModelError(f"cannot bound {a.kind} + {b.kind}")
-
-
-def _comprehension(node: Comprehension, env: dict[str, Shape]) -> Bound:
-    source = _bound(node.iter_range, env)
-    if source.shape.kind == "never":
-        return Bound(source.cost, NEVER)
-    if source.shape.kind == "list":
-        element = source.shape.item or NEVER
-    elif source.shape.kind == "map":
-        element = source.shape.key or NEVER
-    else:
-        raise CostModelError(f"cannot iterate over a {source.shape.kind}")
-    count = source.shape.length
-    init = _bound(node.accu_init, env)
-    accu = _accumulator(node, env, element, init.shape, count)
-    inner = {**env, node.iter_var: element, node.accu_var: accu}
-    per_item = _bound(node.loop_condition, inner).cost + _bound(node.loop_step, inner).cost
-    result = _bound(node.result, inner)
-    return Bound(source.cost + init.cost + count * per_item + result.cost, result.shape)
-
-
-def _accumulator(
-    node: Comprehension, env: dict[str, Shape], element: Shape, start: Shape, count: int
-) -> Shape:
-    """The accumulator's bound after `count` steps, for steps that grow it linearly."""
-    if start.kind != "list":
-        return start
-    sizes = [start.length]
-    accu = start
-    for _ in range(2):
-        step = _bound(node.loop_step, {**env, node.iter_var: element, node.accu_var: accu})
-        if step.shape.kind != "list":
-            raise CostModelError("a list accumulator that stops being a list")
-        accu = Shape("list", step.shape.length, merge(accu.item, step.shape.item))
-        sizes.append(accu.length)
-    growth = sizes[1] - sizes[0]
-    if sizes[2] - sizes[1] != growth or growth < 0:
-        raise CostModelError("an accumulator that does not grow linearly")
-    return list_of(start.length + count * growth, accu.item or NEVER)

@@ -75,20 +75,22 @@ def policy_cost(rule: PolicyRule, bounds: Mapping[str, Shape] | None = None) -> 
         "params": SCALAR,
         **(bounds or {}),
     }
-    env = {**fixed, "variables": record()}  # each variable's shape joins it once charged
 
     def charge(label: str, source: str) -> Bound:
         if isinstance(source, CelLiteral):  # a constant: sized from its data, reaches nothing
             bound, uses[label] = bound_literal(source), frozenset()
         else:
-            bound = bound_expression(source, env)
             uses[label] = _variables_used(source)
+            # `variables` holds only the variables (charged so far) the expression reads: its
+            # bound, remembered per shapes, then serves every cluster that agrees on those
+            # few, however its other variables differ (clusters of other sizes)
+            read = {name: shapes[name] for name in uses[label] if name in shapes}
+            bound = bound_expression(source, {**fixed, "variables": record(**read)})
         own[label] = bound.cost
         return bound
 
     for name, source in rule.variables:
         shapes[name] = charge(f"variables.{name}", source).shape
-        env = {**fixed, "variables": record(**shapes)}
     for index, validation in enumerate(rule.validations):
         charge(f"validations[{index}].expression", validation.expression)
         charge(f"validations[{index}].messageExpression", validation.message_expression)
