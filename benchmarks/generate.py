@@ -4,7 +4,9 @@
 
 S is the example fleet in policies/. M: 10 clusters, 1,000 nodes, 8,000 GPUs, 200 guarantees,
 10 tiers. L: 50 clusters, 12,500 nodes, 100,000 GPUs, 2,000 guarantees, 20 tiers, 30% of nodes
-MIG-capable with MIG tiers in demand, device taints on 1% of GPUs. XL: L x 4.
+MIG-capable with MIG tiers in demand, device taints on 1% of GPUs. XL: L x 4. L-mixed: L with
+clusters of different sizes, as fleets grow: 32 to 48 guarantees (and teams) a cluster, 2,000 in
+all (in L every cluster has 40, so what is worked out for one cluster's sizes serves them all).
 Every fleet is feasible by construction: each tier's guarantees take at most half of what it
 selects, on pools no other tier shares.
 """
@@ -44,12 +46,22 @@ class Size:
     tiers: int
     mig_share: float
     taint_share: float
+    spread: int = 0
+    """How many guarantees a cluster may have more or fewer than `guarantees_per_cluster`:
+    clusters pair up, one with d more and the next with d fewer (d from 0 to `spread`)."""
+
+    def guarantees(self, cluster: int) -> int:
+        """The guarantees of cluster number `cluster` (an even number of clusters keeps the
+        fleet's total at clusters x guarantees_per_cluster)."""
+        offset = (cluster // 2) % (self.spread + 1)
+        return self.guarantees_per_cluster + (offset if cluster % 2 == 0 else -offset)
 
 
 SIZES = {
     "M": Size(10, 100, 20, 10, 0.3, 0.0),
     "L": Size(50, 250, 40, 20, 0.3, 0.01),
     "XL": Size(200, 250, 40, 20, 0.3, 0.01),
+    "L-mixed": Size(50, 250, 40, 20, 0.3, 0.01, spread=8),
 }
 WHOLE_MODELS = ("H200", "B200", "L40S")
 MIG_PROFILES = ("3g.40gb", "2g.20gb", "1g.10gb")
@@ -128,11 +140,11 @@ def generate(size: Size, seed: int, root: Path) -> None:
                 f"spec: {{cluster: {cluster}, pool: {pool}, node: {node}, "
                 "key: gpu.nvidia.com/ecc-errors, value: uncorrectable}\n"
             )
-        _teams(size, tiers, pool_nodes, cluster, root, rng)
+        _teams(size.guarantees(c), tiers, pool_nodes, cluster, root, rng)
 
 
 def _teams(
-    size: Size,
+    guarantees: int,
     tiers: list[tuple[str, str, str]],
     pool_nodes: dict[str, int],
     cluster: str,
@@ -140,7 +152,7 @@ def _teams(
     rng: random.Random,
 ) -> None:
     users: dict[str, list[int]] = {}
-    for index in range(size.guarantees_per_cluster):
+    for index in range(guarantees):
         users.setdefault(tiers[index % len(tiers)][0], []).append(index)
     shared: dict[str, int] = {}
     for _, pool, _ in tiers:

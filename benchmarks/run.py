@@ -1,6 +1,6 @@
 """Benchmark whole `gpufleet compile` runs against the serialization floor (run on demand).
 
-    python benchmarks/run.py                  # S, M, L, XL; median of 5 runs each
+    python benchmarks/run.py                  # S, M, L, L-mixed, XL; median of 5 runs each
     python benchmarks/run.py --sizes S L --runs 3
 
 It generates each size's fleet (benchmarks/generate.py). With a compile cache of the run's
@@ -257,7 +257,7 @@ def calibration() -> float:
 def main() -> None:
     """Measure every size asked for and write docs/benchmarks.md."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--sizes", nargs="+", default=["S", "M", "L", "XL"])
+    parser.add_argument("--sizes", nargs="+", default=["S", "M", "L", "L-mixed", "XL"])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--write", type=Path, default=REPO / "docs" / "benchmarks.md")
     parser.add_argument(
