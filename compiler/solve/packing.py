@@ -79,7 +79,21 @@ def patterns(
 ) -> list[Pattern]:
     """Every maximal multiset of `items` that fits one node of `group` in `config`."""
     usable = tuple(sorted(i for i in set(items) if group.node_taints <= i.tolerates))
-    return list(_patterns(node_layout(group, config), host, usable))
+    layout = node_layout(group, config)
+    return list(_patterns(layout, _reachable(host, layout, usable), usable))
+
+
+def _reachable(host: HostLimits, layout: Layout, items: tuple[Item, ...]) -> HostLimits:
+    """`host` with each limit lowered to the most any multiset of `items` on the layout's
+    devices could use: the patterns are the same for every host at least that large, so
+    clusters whose nodes differ only in memory or CPU that no pattern can reach share one
+    enumeration."""
+    memory = cpu = 0
+    for device, gpus in layout:
+        held = sum(n for _, n in gpus)
+        memory += held * max((i.host_memory for i in items if i.device == device), default=0)
+        cpu += held * max((i.cpu_millis for i in items if i.device == device), default=0)
+    return HostLimits(min(host.memory, memory), min(host.cpu_millis, cpu))
 
 
 @lru_cache(maxsize=8192)
