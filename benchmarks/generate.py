@@ -6,7 +6,8 @@ S is the example fleet in policies/. M: 10 clusters, 1,000 nodes, 8,000 GPUs, 20
 10 tiers. L: 50 clusters, 12,500 nodes, 100,000 GPUs, 2,000 guarantees, 20 tiers, 30% of nodes
 MIG-capable with MIG tiers in demand, device taints on 1% of GPUs. XL: L x 4. L-mixed: L with
 clusters of different sizes, as fleets grow: 32 to 48 guarantees (and teams) a cluster, 2,000 in
-all (in L every cluster has 40, so what is worked out for one cluster's sizes serves them all).
+all, on nodes of three host sizes (in L every cluster has 40 teams and the same nodes, so what is
+worked out for one cluster's sizes serves them all).
 Every fleet is feasible by construction: each tier's guarantees take at most half of what it
 selects, on pools no other tier shares.
 """
@@ -46,6 +47,8 @@ class Size:
     tiers: int
     mig_share: float
     taint_share: float
+    hosts: tuple[tuple[str, int], ...] = (("2Ti", 224),)
+    """The host memory and CPUs of a GPU node; clusters take them in turn."""
     spread: int = 0
     """How many guarantees a cluster may have more or fewer than `guarantees_per_cluster`:
     clusters pair up, one with d more and the next with d fewer (d from 0 to `spread`)."""
@@ -61,7 +64,9 @@ SIZES = {
     "M": Size(10, 100, 20, 10, 0.3, 0.0),
     "L": Size(50, 250, 40, 20, 0.3, 0.01),
     "XL": Size(200, 250, 40, 20, 0.3, 0.01),
-    "L-mixed": Size(50, 250, 40, 20, 0.3, 0.01, spread=8),
+    "L-mixed": Size(
+        50, 250, 40, 20, 0.3, 0.01, (("2Ti", 224), ("1536Gi", 192), ("3Ti", 256)), spread=8
+    ),
 }
 WHOLE_MODELS = ("H200", "B200", "L40S")
 MIG_PROFILES = ("3g.40gb", "2g.20gb", "1g.10gb")
@@ -121,9 +126,10 @@ def generate(size: Size, seed: int, root: Path) -> None:
     }
     for c in range(size.clusters):
         cluster = f"cluster-{c:03d}"
+        memory, cpus = size.hosts[c % len(size.hosts)]
         pools = "".join(
             f"    - {{name: {pool}, nodes: {nodes}, gpu: {GPU_OF_POOL[pool]}, gpusPerNode: 8, "
-            f"hostMemory: 2Ti, cpu: 224{', mig: allowed' if pool == 'h100' else ''}"
+            f"hostMemory: {memory}, cpu: {cpus}{', mig: allowed' if pool == 'h100' else ''}"
             f"{', topology: {numaNode: 4, pcieRoot: 2}' if pool == 'l40s' else ''}}}\n"
             for pool, nodes in pool_nodes.items()
         )
