@@ -195,10 +195,8 @@ class _Walk:
                     for part in (node.loop_condition, node.loop_step, node.result)
                     for name in self._free(part)
                 }
-                names = {*self._free(node.iter_range), *self._free(node.accu_init)} | body - {
-                    node.iter_var,
-                    node.accu_var,
-                }
+                own = {node.iter_var, node.accu_var}
+                names = {*self._free(node.iter_range), *self._free(node.accu_init), *(body - own)}
             else:
                 names = {name for child in children(node) for name in self._free(child)}
             found = self.free[id(node)] = tuple(sorted(names))
