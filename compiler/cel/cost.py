@@ -26,9 +26,10 @@ accumulators that grow faster than a constant number of items per iteration (all
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache
+from typing import cast
 
 from compiler.cel.ast import (
     Call,
@@ -104,29 +105,41 @@ def bound_literal(literal: CelLiteral) -> Bound:
 
 
 def _literal(value: Literal) -> Bound:
-    if isinstance(value, str):
-        return Bound(0, string(len(value)))
-    # most literals hold names: of strings only, they are sized without a Bound per item (to
-    # what _list_literal and _map_literal would give: strings are free constants)
-    if is_mapping(value):
-        if _strings(value) and _strings(value.values()):
-            item, key = _longest(value.values()), _longest(value)
-            return Bound(MAP_CREATE, Shape("map", len(value), item, key))
-        return _map_literal([(_literal(k), _literal(v)) for k, v in value.items()])
-    if _strings(value):
-        return Bound(LIST_CREATE, Shape("list", len(value), _longest(value)))
-    return _list_literal([_literal(v) for v in value])
+    cost, shape = _siblings([value])
+    assert shape is not None  # one value: a shape
+    return Bound(cost, shape)
 
 
-def _strings(values: Iterable[Literal]) -> bool:
-    return all(type(v) is str for v in values)
+def _siblings(values: Sequence[Literal]) -> tuple[int, Shape | None]:
+    """The summed cost and the merged shape of values side by side in a literal (a list's
+    items, a map's keys or its values), what _list_literal and _map_literal would make of
+    their Bounds (strings are free constants), sized a level at a time: one Shape a level,
+    not one an item merged with the next (literals hold hundreds of names). None: no value."""
+    if not values:
+        return 0, None
+    kind = _kind(values[0])
+    if any(_kind(value) != kind for value in values[1:]):  # one by one: merge refuses them
+        each = [_siblings([value]) for value in values]
+        merged: Shape | None = None
+        for _, shape in each:
+            merged = merge(merged, shape)
+        return sum(cost for cost, _ in each), merged
+    if kind == "string":
+        return 0, string(max(len(cast(str, value)) for value in values))
+    if kind == "map":
+        maps = cast(Sequence[Mapping[str, Literal]], values)
+        key_cost, key = _siblings([key for entries in maps for key in entries])
+        item_cost, item = _siblings([item for entries in maps for item in entries.values()])
+        size = max(len(entries) for entries in maps)
+        return len(maps) * MAP_CREATE + key_cost + item_cost, Shape("map", size, item, key)
+    lists = cast(Sequence[Sequence[Literal]], values)
+    item_cost, item = _siblings([item for items in lists for item in items])
+    size = max(len(items) for items in lists)
+    return len(lists) * LIST_CREATE + item_cost, Shape("list", size, item)
 
 
-def _longest(strings: Iterable[Literal]) -> Shape | None:
-    """The shape of the longest of `strings` (all strings: `_strings`); None when there is
-    none (an empty literal's item)."""
-    longest = max(map(len, strings), default=None)
-    return None if longest is None else string(longest)
+def _kind(value: Literal) -> str:
+    return "string" if isinstance(value, str) else "map" if is_mapping(value) else "list"
 
 
 def _list_literal(items: list[Bound]) -> Bound:
