@@ -172,11 +172,11 @@ def _free_variables(source: str, names: tuple[str, ...]) -> dict[int, tuple[str,
 
 
 class _Walk:
-    """One expression's bound, node by node. A comprehension charges its loop step several
-    times (twice to see how its accumulator grows, once more per item), and with it every
-    comprehension nested in the step: each subtree's bound is remembered for the shapes of
-    the variables it reads, so a subtree whose variables did not change is charged once
-    rather than three times a level of nesting."""
+    """One expression's bound, node by node. A comprehension charges its loop step three
+    times (twice to see how its accumulator grows, once more for the cost of an item), and
+    with it every comprehension nested in the step: each subtree's bound is remembered for
+    the shapes of the variables it reads, so a subtree whose variables did not change is
+    charged once rather than three times a level of nesting."""
 
     def __init__(self, free: dict[int, tuple[str, ...]]) -> None:
         self.known: dict[tuple[int, tuple[Shape | None, ...]], Bound] = {}
