@@ -137,11 +137,13 @@ def test_nested_lists_multiply() -> None:
 
 
 def test_a_variable_shadowed_in_a_nested_comprehension_is_charged_as_its_own() -> None:
-    # the inner `x` is a string, the outer a record: a subtree's remembered bound must be
-    # that of the variable in scope where it is met
-    renamed = bound_expression("object.items.all(x, x.subs.all(s, s == 'a'))", {"object": ITEMS})
-    shadowed = bound_expression("object.items.all(x, x.subs.all(x, x == 'a'))", {"object": ITEMS})
+    # the inner `x` is a string, the outer a record, and each map's step is charged for an
+    # accumulator that grows: a subtree's remembered bound must be that of the variables in
+    # scope where it is met
+    renamed = bound_expression("object.items.map(x, x.subs.map(s, s + 'a'))", {"object": ITEMS})
+    shadowed = bound_expression("object.items.map(x, x.subs.map(x, x + 'a'))", {"object": ITEMS})
     assert shadowed == renamed
+    assert renamed.shape == list_of(32, list_of(8, string(64)))
 
 
 class _Forgetful(dict[Any, Any]):
