@@ -257,13 +257,20 @@ def calibration() -> float:
 def main() -> None:
     """Measure every size asked for and write docs/benchmarks.md."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--sizes", nargs="+", default=["S", "M", "L", "L-mixed", "XL"])
+    parser.add_argument(
+        "--sizes", nargs="+", choices=["S", *SIZES], default=["S", "M", "L", "L-mixed", "XL"]
+    )
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--write", type=Path, default=REPO / "docs" / "benchmarks.md")
     parser.add_argument(
-        "--scratch", type=Path, default=None, help="where fleets and outputs go (default: $TMPDIR)"
+        "--scratch",
+        type=Path,
+        default=None,
+        help="where fleets and outputs go, made if missing (default: $TMPDIR)",
     )
     args = parser.parse_args()
+    if args.scratch is not None:
+        args.scratch.mkdir(parents=True, exist_ok=True)
     bytecode()
     speed = [calibration()]
     with tempfile.TemporaryDirectory(dir=args.scratch) as directory:
