@@ -21,14 +21,13 @@ import filecmp
 import statistics
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from benchmarks.generate import SIZES  # noqa: E402
-from benchmarks.run import bytecode, calibration, compile_once  # noqa: E402
+from benchmarks.run import bytecode, calibration, compile_once, scratch_directory  # noqa: E402
 
 
 def same_fleet(size: str, other: Path, scratch: Path) -> Path:
@@ -77,15 +76,22 @@ def main() -> None:
     parser.add_argument("other", type=Path, help="a checkout of the tree to compare with")
     parser.add_argument("--sizes", nargs="+", default=["L"], choices=sorted(SIZES))
     parser.add_argument("--runs", type=int, default=6)
-    parser.add_argument("--scratch", type=Path, default=None)
+    parser.add_argument(
+        "--scratch",
+        type=Path,
+        default=None,
+        help="where fleets and outputs go, made if missing (default: $TMPDIR)",
+    )
     args = parser.parse_args()
     other = args.other.resolve()
     if other == REPO:
         raise SystemExit(f"{args.other} is this tree: give a checkout of another")
+    if not (other / "compiler").is_dir():
+        raise SystemExit(f"{args.other} is not a checkout of gpufleet (it has no compiler/)")
     for repo in (REPO, other):
         bytecode(repo)
     speed = [calibration()]
-    with tempfile.TemporaryDirectory(dir=args.scratch) as directory:
+    with scratch_directory(args.scratch) as directory:
         rows = [measure(size, other, args.runs, Path(directory)) for size in args.sizes]
     speed.append(calibration())
     print(

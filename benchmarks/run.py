@@ -269,11 +269,9 @@ def main() -> None:
         help="where fleets and outputs go, made if missing (default: $TMPDIR)",
     )
     args = parser.parse_args()
-    if args.scratch is not None:
-        args.scratch.mkdir(parents=True, exist_ok=True)
     bytecode()
     speed = [calibration()]
-    with tempfile.TemporaryDirectory(dir=args.scratch) as directory:
+    with scratch_directory(args.scratch) as directory:
         rows = measure(args.sizes, args.runs, Path(directory))
         speed.append(calibration())
         where = file_system(Path(directory))
@@ -281,6 +279,14 @@ def main() -> None:
     print(text)
     args.write.parent.mkdir(parents=True, exist_ok=True)
     args.write.write_text(text + _kept_section(args.write))
+
+
+def scratch_directory(within: Path | None) -> tempfile.TemporaryDirectory[str]:
+    """A directory of the run's own for fleets and outputs: in `within` (made if missing),
+    else in $TMPDIR; removed when the run ends."""
+    if within is not None:
+        within.mkdir(parents=True, exist_ok=True)
+    return tempfile.TemporaryDirectory(dir=within)
 
 
 KEPT_SECTION = "## Speed tricks"
