@@ -14,7 +14,8 @@ reviewable line per namespace in a PR diff, and costs the API server one map loo
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from compiler.catalog.driver import DRIVER_CLASSES
 from compiler.diagnostics import fail
@@ -26,7 +27,7 @@ from compiler.emit.admission_claims import (
 )
 from compiler.emit.admission_cost import policy_cost
 from compiler.emit.admission_nodes import gpu_node_tolerations
-from compiler.emit.admission_rules import POD_RULE, Entitlements, PolicyRule
+from compiler.emit.admission_rules import POD_RULE, Entitlements, PolicyRule, ResourceRule
 from compiler.emit.admission_workloads import (
     dra_only,
     gpu_environment,
@@ -34,7 +35,9 @@ from compiler.emit.admission_workloads import (
     priority_label,
 )
 from compiler.emit.manifest import MANAGED_BY, SOURCE_ANNOTATION, SYNC_WAVE, Manifest
+from compiler.emit.render import block
 from compiler.emit.waves import WAVES
+from compiler.emit.yaml_writer import object_yaml
 from compiler.ir import TEAM_LABEL, GrantedTeam, ResolvedCluster
 from compiler.ir.claims import claim_template_name, claim_template_sizes
 from compiler.ir.policy import Fleet
@@ -204,8 +207,8 @@ def _policy(cluster: str, rule: PolicyRule, sources: str) -> Manifest:
     return Manifest(
         kind="ValidatingAdmissionPolicy",
         name=rule.name,
-        template="validatingadmissionpolicy.yaml.j2",
-        values={"api_version": ADMISSION_API, "rule": rule},
+        builder=_policy_yaml,
+        values={"rule": rule},
         cluster=cluster,
         annotations={
             SOURCE_ANNOTATION: sources,
@@ -230,10 +233,9 @@ def policy_binding(
     return Manifest(
         kind=kind,
         name=policy,
-        template="admissionpolicybinding.yaml.j2",
+        builder=_binding_yaml,
         values={
             "api_version": api_version,
-            "kind": kind,
             "policy": policy,
             "match_labels": match_labels,
             "required_label": required_label,
@@ -244,6 +246,97 @@ def policy_binding(
             SYNC_WAVE: str(WAVES[kind]),
         },
     )
+
+
+EXPRESSION_INDENT = 8
+"""The column of an expression's lines below `spec.validations[i].expression` (and the
+variables' and matchConditions'); a mutation's is one level deeper."""
+
+
+def _expression(source: str, indent: int = EXPRESSION_INDENT) -> str:
+    return block(source, indent, single_line_too=True)
+
+
+def _policy_yaml(manifest: Manifest) -> str:
+    """A ValidatingAdmissionPolicy's YAML: the requests it matches, then its matchConditions,
+    variables and validations, each expression a literal block."""
+    rule: PolicyRule = manifest.values["rule"]
+    spec: dict[str, Any] = {
+        "failurePolicy": "Fail",
+        "matchConstraints": _match_constraints(rule.rules, rule.operations),
+    }
+    if rule.match_conditions:
+        spec["matchConditions"] = _named_expressions(rule.match_conditions)
+    spec["variables"] = _named_expressions(rule.variables)
+    spec["validations"] = [
+        {
+            "expression": _expression(v.expression),
+            "messageExpression": _expression(v.message_expression),
+            "message": v.message,
+            "reason": "Forbidden",
+        }
+        for v in rule.validations
+    ]
+    return object_yaml(ADMISSION_API, manifest, {"spec": spec})
+
+
+def _mutating_policy_yaml(manifest: Manifest) -> str:
+    """A MutatingAdmissionPolicy's YAML: the creations it matches, its matchConditions and
+    variables, and its mutations, each a JSON patch or an apply configuration."""
+    values = manifest.values
+    patch_type = "JSONPatch" if values.get("patch_type") == "JSONPatch" else "ApplyConfiguration"
+    field = "jsonPatch" if patch_type == "JSONPatch" else "applyConfiguration"
+    mutations = [
+        {"patchType": patch_type, field: {"expression": _expression(source, EXPRESSION_INDENT + 2)}}
+        for source in values["mutations"]
+    ]
+    spec = {
+        "failurePolicy": "Fail",
+        "reinvocationPolicy": "Never",
+        "matchConstraints": _match_constraints(values["rules"], ("CREATE",)),
+        "matchConditions": _named_expressions(values["match_conditions"]),
+        "variables": _named_expressions(values["variables"]),
+        "mutations": mutations,
+    }
+    return object_yaml(values["api_version"], manifest, {"spec": spec})
+
+
+def _match_constraints(
+    rules: Sequence[ResourceRule], operations: Sequence[str]
+) -> dict[str, list[dict[str, Any]]]:
+    """A policy's matchConstraints: the operations on each rule's namespaced resources."""
+    return {
+        "resourceRules": [
+            {
+                "apiGroups": [group],
+                "apiVersions": [version],
+                "operations": list(operations),
+                "resources": list(resources),
+                "scope": "Namespaced",
+            }
+            for group, version, resources in rules
+        ]
+    }
+
+
+def _named_expressions(named: Sequence[tuple[str, str]]) -> list[dict[str, str]]:
+    """Variables or matchConditions: each name with its expression."""
+    return [{"name": name, "expression": _expression(source)} for name, source in named]
+
+
+def _binding_yaml(manifest: Manifest) -> str:
+    """A policy binding's YAML: its policy, Deny for a validating one, and the namespaces it
+    selects (by their labels, if any, and one label they must carry)."""
+    values = manifest.values
+    spec: dict[str, Any] = {"policyName": values["policy"]}
+    if manifest.kind == "ValidatingAdmissionPolicyBinding":
+        spec["validationActions"] = ["Deny"]
+    selector: dict[str, Any] = {}
+    if values["match_labels"]:
+        selector["matchLabels"] = values["match_labels"]
+    selector["matchExpressions"] = [{"key": values["required_label"], "operator": "Exists"}]
+    spec["matchResources"] = {"namespaceSelector": selector}
+    return object_yaml(values["api_version"], manifest, {"spec": spec})
 
 
 def mutating_policy(
@@ -259,7 +352,7 @@ def mutating_policy(
     policy = Manifest(
         kind="MutatingAdmissionPolicy",
         name=name,
-        template="mutatingadmissionpolicy.yaml.j2",
+        builder=_mutating_policy_yaml,
         values={"api_version": api, "rules": [POD_RULE], **values},
         cluster=cluster.name,
         annotations={

@@ -8,6 +8,9 @@ from compiler.emit.manifest import Manifest
 from compiler.emit.registry import EMITTERS
 from compiler.emit.render import render
 from compiler.emit.view import ClusterView
+from compiler.emit.yaml_writer import document
+
+KUSTOMIZE_API = "kustomize.config.k8s.io/v1beta1"
 
 
 def cluster_manifests(view: ClusterView) -> list[Manifest]:
@@ -21,10 +24,16 @@ def kustomization(cluster: str, manifests: list[Manifest]) -> Manifest:
     return Manifest(
         kind="Kustomization",
         name="kustomization",
-        template="kustomization.yaml.j2",
+        builder=_kustomization_yaml,
         values={"resources": [m.path.removeprefix(prefix) for m in manifests]},
         directory=f"clusters/{cluster}",
     )
+
+
+def _kustomization_yaml(manifest: Manifest) -> str:
+    """A kustomization's YAML: its resources, one a line."""
+    fields = {"apiVersion": KUSTOMIZE_API, "kind": manifest.kind}
+    return document({**fields, "resources": manifest.values["resources"]})
 
 
 def cluster_files(view: ClusterView) -> ClusterFiles:
