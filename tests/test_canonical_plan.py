@@ -11,6 +11,7 @@ byte of its plan file.
 
 from __future__ import annotations
 
+import re
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -154,4 +155,37 @@ def test_a_phase_that_proves_nothing_without_presolve_is_solved_with_it(
         runner, "new_solver", lambda limit: _NoProofWithoutPresolve(own(limit), attempts)
     )
     assert _plans(clusters) == expected
-    assert attempts and attempts == [False, True] * (len(attempts) // 2)
+    # per cluster: all its phases at once (where it has several), then each phase quickly and
+    # again with presolve
+    laid_out = "".join("P" if presolve else "q" for presolve in attempts)
+    assert "P" in laid_out and re.fullmatch("(q?(qP)+)+", laid_out), laid_out
+
+
+@pytest.mark.parametrize("name", FLEETS)
+def test_the_phases_solved_at_once_make_the_plan_of_the_phases_in_turn(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cluster's phases are first solved in one weighted objective; where that proves its
+    optimum, the plan is the one the phases solved in turn give."""
+    clusters = _clusters(FLEETS[name])
+    expected = _plans(clusters)
+    monkeypatch.setattr(solver, "_proven_at_once", lambda *args: None)
+    assert _plans(clusters) == expected
+
+
+def test_a_fleet_like_the_benchmarks_is_solved_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its clusters (MIG pools: a phase for the nodes that change, then the free GPUs and the
+    canonical plan) prove their optimum in one solve, not two: where they did not, the
+    attempt at once would only cost time."""
+    clusters = _clusters(_benchmark_fleet)
+    proven: list[bool] = []
+    at_once = solver._proven_at_once
+
+    def counted(*args: Any) -> Any:
+        found = at_once(*args)
+        proven.append(found is not None)
+        return found
+
+    monkeypatch.setattr(solver, "_proven_at_once", counted)
+    assert all(_plans(clusters))
+    assert len(proven) == len(clusters) and all(proven)

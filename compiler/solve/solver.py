@@ -63,6 +63,11 @@ def solve_fleet(
     return [r for r in results if isinstance(r, ClusterPlan)]
 
 
+Phase = tuple[cp_model.LinearExprT, int, int]
+"""An objective to minimise, its largest value (its smallest is 0), and how many preferences
+it holds."""
+
+
 class Infeasible(Exception):
     """The solver proved that the cluster's guarantees cannot all be served."""
 
@@ -92,26 +97,44 @@ def _solve_cluster(
     for literal in built.enabled.values():
         built.model.add(literal == 1)
     # the preferences in turn, each phase's objective minimised and its best value then held
-    # fixed: (objective, how many preferences it holds)
-    phases: list[tuple[cp_model.LinearExprT, int]] = []
+    # fixed: (objective, its largest value, how many preferences it holds); the smallest is 0
+    nodes = sum(group.count for group in built.groups)
+    phases: list[Phase] = []
     if idle := idle_partitions(built):  # tainted nodes partitioned for nobody: make them none
-        phases.append((sum(built.config_nodes(group, config) for group, config in idle), 1))
+        phases.append((sum(built.config_nodes(group, config) for group, config in idle), nodes, 1))
     if any(len(configs) > 1 for configs in built.configs.values()):  # else nothing can change
-        phases.append((_changes(built, previous), 1))
+        phases.append((_changes(built, previous), nodes, 1))
     # the most whole GPUs left free, then the canonical plan among those, in one phase (one
-    # solve less): a free GPU outweighs the canonical objective's largest value, unless
-    # that sum would be too large to be exact, where they take a phase each
-    canonical, most = _canonical(built)
-    free = built.free_whole_gpus()
+    # solve less), unless their sum would be too large to be exact
     gpus = sum(group.count * group.pool.pool.gpus_per_node for group in built.groups)
-    if (most + 1) * (gpus + 1) < EXACT:
-        phases.append((canonical - (most + 1) * free, 2))
-    else:
-        phases += [(-free, 1), (canonical, 1)]
-    for objective, preferences in phases:
-        solution, best = _optimise(built, objective, deadline, cluster, preferences)
-        built.model.add(objective == best)
+    canonical, most = _canonical(built)
+    tie_break: list[Phase] = [(gpus - built.free_whole_gpus(), gpus, 1), (canonical, most, 1)]
+    phases += [both] if (both := _at_once(tie_break)) else tie_break
+    # Every phase in one solve, first, if that proves its optimum without presolve (the
+    # clusters of fleets L and XL do: one solve instead of two); else phase by phase, as a
+    # hard model proves each phase sooner than all at once (tests/test_solver_bounds.py's
+    # feasible fleet: 8.0 s phase by phase, 10.7 s at once).
+    everything = _at_once(phases) if len(phases) > 1 else None
+    if everything and (proven := _proven_at_once(built, everything, deadline)) is not None:
+        return extract_plan(built, proven, previous)
+    for phase in phases:
+        solution, best = _optimise(built, phase, deadline, cluster)
+        built.model.add(phase[0] == best)
     return extract_plan(built, solution, previous)
+
+
+def _at_once(phases: list[Phase]) -> Phase | None:
+    """The phases (most important first) as one objective that minimises them in turn: each
+    weighted above the largest value of all that follow it. None where that sum could reach
+    EXACT."""
+    objective, largest, held = phases[-1]
+    for earlier, most, preferences in reversed(phases[:-1]):
+        weight = largest + 1
+        if (most + 1) * weight >= EXACT:
+            return None
+        objective = cp_model.LinearExpr.weighted_sum([earlier, objective], [weight, 1])
+        largest, held = most * weight + largest, held + preferences
+    return objective, largest, held
 
 
 def _canonical(built: ClusterModel) -> tuple[cp_model.LinearExpr, int]:
@@ -147,9 +170,10 @@ OPTIMISE_WORK = 2.0
 (machine-independent)."""
 
 WITHOUT_PRESOLVE_WORK = 0.1
-"""The deterministic time a phase first gets without presolve. The clusters of fleets L and
-XL prove their optimum within a thousandth of it (8.5e-5 at most), while a model hard enough
-not to (many MIG pools, gangs) loses only this before it is solved with presolve and
+"""The deterministic time a phase (or all at once) first gets without presolve. The clusters
+of fleets L, L-mixed and XL prove their optimum, all phases at once, within two thousandths
+of it (1.6e-4 at most), while a model hard enough not to (many MIG pools, gangs) loses only
+this, once at once and once a phase, before each phase is solved with presolve and
 OPTIMISE_WORK: with OPTIMISE_WORK here too, tests/test_solver_bounds.py's feasible fleet took
 9.6 units (23 s) instead of 3.9 (7.7 s)."""
 
@@ -164,14 +188,34 @@ def _hint(built: ClusterModel, solution: Solution) -> None:
 
 
 def _optimise(
-    built: ClusterModel,
-    objective: cp_model.LinearExprT,
-    deadline: Deadline,
-    cluster: ResolvedCluster,
-    preferences: int,
+    built: ClusterModel, phase: Phase, deadline: Deadline, cluster: ResolvedCluster
 ) -> tuple[Solution, int]:
-    """The plan that minimises `objective` best within the work of its `preferences`, and the
-    objective's value there."""
+    """The plan that minimises the phase's objective best within the work of the
+    preferences it holds, and the objective's value there."""
+    status, solver = _minimise(built, phase, deadline, quick_only=False)
+    check_status(status, cluster)  # what remains: infeasible, or a plan
+    if status == cp_model.INFEASIBLE:
+        raise Infeasible
+    solution = Solution(solver)
+    _hint(built, solution)
+    return solution, int(solver.objective_value)
+
+
+def _proven_at_once(built: ClusterModel, phase: Phase, deadline: Deadline) -> Solution | None:
+    """The plan that minimises the phase's objective if its quick attempt proves it
+    optimal, else None."""
+    status, solver = _minimise(built, phase, deadline, quick_only=True)
+    if status == cp_model.INFEASIBLE:
+        raise Infeasible
+    return Solution(solver) if status == cp_model.OPTIMAL else None
+
+
+def _minimise(
+    built: ClusterModel, phase: Phase, deadline: Deadline, quick_only: bool
+) -> tuple[int, cp_model.CpSolver]:
+    """Minimise the phase's objective: quickly first, then (unless `quick_only`) with all of
+    CP-SAT where that proved nothing. The last attempt's status and solver."""
+    objective, _, preferences = phase
     built.model.minimize(objective)
     # A cluster's model is small (its variables count nodes and gangs, never GPUs), and on a
     # small model CP-SAT's presolve costs more than the search: fleet L's 50 clusters solve
@@ -180,7 +224,8 @@ def _optimise(
     # without either within WITHOUT_PRESOLVE_WORK (neither an optimum nor that no plan
     # exists) is solved again with both, as every phase was before; when each proves its
     # optimum, the plan is the same either way (the last objective is canonical).
-    for quick, work in ((True, WITHOUT_PRESOLVE_WORK), (False, OPTIMISE_WORK * preferences)):
+    attempts = ((True, WITHOUT_PRESOLVE_WORK), (False, OPTIMISE_WORK * preferences))
+    for quick, work in attempts[:1] if quick_only else attempts:
         solver = deadline.solver()
         # Each phase gets a bounded, deterministic amount of work (OPTIMISE_WORK a preference
         # it holds), so one cannot eat the time of the next; the best plan found within it
@@ -192,12 +237,7 @@ def _optimise(
         status = int(solver.solve(built.model))
         if status in (cp_model.OPTIMAL, cp_model.INFEASIBLE):
             break
-    check_status(status, cluster)  # what remains: infeasible, or a plan
-    if status == cp_model.INFEASIBLE:
-        raise Infeasible
-    solution = Solution(solver)
-    _hint(built, solution)
-    return solution, int(solver.objective_value)
+    return status, solver
 
 
 def _changes(built: ClusterModel, previous: Steering | None) -> cp_model.LinearExprT:
