@@ -56,16 +56,6 @@ class Manifest:
         `directory` of its own (node config, Kueue config, Argo CD's own files)."""
         return not self.directory
 
-    @property
-    def metadata(self) -> ObjectMetadata:
-        """The object's metadata, as yaml_writer writes it."""
-        return ObjectMetadata(
-            self.name,
-            self.namespace,
-            dict(sorted({**self.labels, **MANAGED_BY}.items())),
-            dict(sorted(self.annotations.items())),
-        )
-
 
 @dataclass(frozen=True)
 class NamedFile(Manifest):
@@ -78,17 +68,6 @@ class NamedFile(Manifest):
     def path(self) -> str:
         """`<directory>/<file_name>`."""
         return f"{self.directory}/{self.file_name}"
-
-
-@dataclass(frozen=True, slots=True)
-class ObjectMetadata:
-    """An object's metadata as every manifest writes it (yaml_writer.metadata_fields): labels
-    with gpufleet's own, keys sorted."""
-
-    name: str
-    namespace: str | None
-    labels: dict[str, str]
-    annotations: dict[str, str]
 
 
 def provenance(origin: str, clause: str, wave: int | None = None) -> dict[str, str]:

@@ -57,7 +57,7 @@ def render(manifest: Manifest) -> str:
     """The YAML text of one manifest: its family's direct builder's, else its template's."""
     if manifest.builder is not None:
         return manifest.builder(manifest)
-    metadata = metadata_yaml(manifest.metadata)
+    metadata = metadata_yaml(manifest)
     return render_template(manifest.template, metadata=metadata, **manifest.values)
 
 

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
-from compiler.emit.manifest import Manifest, ObjectMetadata
+from compiler.emit.manifest import MANAGED_BY, Manifest
 from compiler.emit.yaml_safe import Block, finalize, string_scalar
 
 
@@ -26,28 +26,29 @@ def object_yaml(api_version: str, manifest: Manifest, body: Mapping[str, Any]) -
         {
             "apiVersion": api_version,
             "kind": manifest.kind,
-            "metadata": metadata_fields(manifest.metadata),
+            "metadata": metadata_fields(manifest),
             **body,
         }
     )
 
 
-def metadata_yaml(metadata: ObjectMetadata) -> Block:
+def metadata_yaml(manifest: Manifest) -> Block:
     """The `metadata:` block of an object, for the templates (`{{ metadata }}`): its layout
     is written once, here, for templates and builders alike."""
     lines: list[str] = []
-    _mapping({"metadata": metadata_fields(metadata)}, 0, lines)
+    _mapping({"metadata": metadata_fields(manifest)}, 0, lines)
     return Block("\n".join(lines))
 
 
-def metadata_fields(metadata: ObjectMetadata) -> dict[str, Any]:
-    """An object's metadata: namespace only when it has one, annotations only when any."""
-    fields: dict[str, Any] = {"name": metadata.name}
-    if metadata.namespace:
-        fields["namespace"] = metadata.namespace
-    fields["labels"] = metadata.labels
-    if metadata.annotations:
-        fields["annotations"] = metadata.annotations
+def metadata_fields(manifest: Manifest) -> dict[str, Any]:
+    """An object's metadata as every manifest writes it: its name, its namespace only when it
+    has one, its labels with gpufleet's own, its annotations only when any; keys sorted."""
+    fields: dict[str, Any] = {"name": manifest.name}
+    if manifest.namespace:
+        fields["namespace"] = manifest.namespace
+    fields["labels"] = dict(sorted({**manifest.labels, **MANAGED_BY}.items()))
+    if manifest.annotations:
+        fields["annotations"] = dict(sorted(manifest.annotations.items()))
     return fields
 
 
