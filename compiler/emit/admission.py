@@ -284,8 +284,10 @@ def _mutating_policy_yaml(manifest: Manifest) -> str:
     """A MutatingAdmissionPolicy's YAML: the creations it matches, its matchConditions and
     variables, and its mutations, each a JSON patch or an apply configuration."""
     values = manifest.values
-    patch_type = "JSONPatch" if values.get("patch_type") == "JSONPatch" else "ApplyConfiguration"
-    field = "jsonPatch" if patch_type == "JSONPatch" else "applyConfiguration"
+    json_patch = values.get("patch_type") == "JSONPatch"
+    patch_type, field = (
+        ("JSONPatch", "jsonPatch") if json_patch else ("ApplyConfiguration", "applyConfiguration")
+    )
     mutations = [
         {"patchType": patch_type, field: {"expression": _expression(source, EXPRESSION_INDENT + 2)}}
         for source in values["mutations"]

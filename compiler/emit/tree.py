@@ -32,8 +32,8 @@ def kustomization(cluster: str, manifests: list[Manifest]) -> Manifest:
 
 def _kustomization_yaml(manifest: Manifest) -> str:
     """A kustomization's YAML: its resources, one a line."""
-    fields = {"apiVersion": KUSTOMIZE_API, "kind": manifest.kind}
-    return document({**fields, "resources": manifest.values["resources"]})
+    resources = manifest.values["resources"]
+    return document({"apiVersion": KUSTOMIZE_API, "kind": manifest.kind, "resources": resources})
 
 
 def cluster_files(view: ClusterView) -> ClusterFiles:
