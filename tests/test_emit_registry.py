@@ -94,9 +94,9 @@ def test_every_template_is_used_by_exactly_one_module() -> None:
     users = {
         template.name: sorted(m for m, text in sources.items() if f'"{template.name}"' in text)
         for template in TEMPLATES.glob("*.j2")
-        if not template.name.startswith("_")  # partials, inlined by render.py
+        if not template.name.startswith("_")  # partials, included by other templates
     }
-    assert len(users) > 10  # the glob found the templates
+    assert users  # the glob found the templates
     assert {name: found for name, found in users.items() if len(found) != 1} == {}
     allowed = {e.__module__ for e in EMITTERS} | INDEX_MODULES
     assert {name: found[0] for name, found in users.items() if found[0] not in allowed} == {}

@@ -22,8 +22,7 @@ from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
 from compiler.diagnostics import CompileError
-from compiler.emit.render import block
-from compiler.emit.yaml_safe import yaml_scalar
+from compiler.emit.yaml_safe import block, yaml_scalar
 from compiler.pipeline import compile_policies
 from compiler.validate import validate_object
 from tests import fleets

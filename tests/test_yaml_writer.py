@@ -10,8 +10,10 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from compiler.emit.render import block
-from compiler.emit.yaml_writer import document
+from compiler.emit.manifest import Manifest
+from compiler.emit.mig_parted_configmap import mig_parted_config
+from compiler.emit.yaml_safe import block
+from compiler.emit.yaml_writer import comment, config_map_yaml, document
 
 TEXT = st.text(max_size=30)
 SCALARS = st.one_of(TEXT, st.integers(), st.booleans(), st.none())
@@ -45,3 +47,45 @@ def test_an_empty_mapping_is_its_bare_key_and_a_block_passes_through() -> None:
 def test_a_sequence_of_sequences_is_refused() -> None:
     with pytest.raises(TypeError):
         document({"x": [["a"]]})
+
+
+@given(st.lists(st.text(max_size=30).filter(str.isprintable)))
+def test_comment_lines_read_as_nothing(lines: list[str]) -> None:
+    text = comment(*lines) + document({"a": "b"})
+    assert text.count("\n") == len(lines) + 1
+    assert yaml.safe_load(text) == {"a": "b"}
+
+
+@pytest.mark.parametrize("line", ["a\nkind: Secret", "a\rb", "a\x85b", "a\u2028b", "\x1f"])
+def test_a_comment_line_with_a_line_break_or_a_control_character_is_refused(line: str) -> None:
+    with pytest.raises(ValueError, match="only printable"):
+        comment(line)
+
+
+@given(st.dictionaries(st.text(max_size=20), st.text(max_size=60), max_size=3))
+def test_a_config_maps_texts_read_back_as_written(data: dict[str, str]) -> None:
+    manifest = Manifest(kind="ConfigMap", name="c", builder=config_map_yaml, values={"data": data})
+    read = yaml.safe_load(config_map_yaml(manifest))
+    assert (read["apiVersion"], read["kind"], read["metadata"]["name"]) == ("v1", "ConfigMap", "c")
+    assert (read["data"] or {}) == data
+
+
+ENTRY_VALUES = st.one_of(
+    TEXT,
+    st.booleans(),
+    st.lists(st.one_of(TEXT, st.integers()), max_size=3),
+    st.dictionaries(TEXT, st.integers(), min_size=1, max_size=3),
+)
+
+
+@given(st.dictionaries(TEXT, st.lists(st.dictionaries(TEXT, ENTRY_VALUES, min_size=1), min_size=1)))
+def test_mig_parted_configurations_read_back_with_flow_lists(
+    configs: dict[str, list[dict[str, object]]],
+) -> None:
+    text = mig_parted_config(configs)
+    assert yaml.safe_load(text) == {"version": "v1", "mig-configs": configs or None}
+    flows = [line for line in text.splitlines() if line.endswith("]")]
+    lists = sum(
+        isinstance(v, list) for entries in configs.values() for e in entries for v in e.values()
+    )
+    assert len(flows) == lists  # every list on one line, in flow style

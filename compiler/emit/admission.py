@@ -35,8 +35,8 @@ from compiler.emit.admission_workloads import (
     priority_label,
 )
 from compiler.emit.manifest import MANAGED_BY, SOURCE_ANNOTATION, SYNC_WAVE, Manifest
-from compiler.emit.render import block
 from compiler.emit.waves import WAVES
+from compiler.emit.yaml_safe import block
 from compiler.emit.yaml_writer import object_yaml
 from compiler.ir import TEAM_LABEL, GrantedTeam, ResolvedCluster
 from compiler.ir.claims import claim_template_name, claim_template_sizes

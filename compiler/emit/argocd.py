@@ -8,6 +8,7 @@ from collections.abc import Iterable
 
 from compiler.emit.manifest import Manifest, NamedFile, provenance
 from compiler.emit.render import render
+from compiler.emit.yaml_writer import config_map_yaml
 from compiler.ir.policy import Fleet
 
 ARGOCD_DIR = "argocd"
@@ -129,7 +130,7 @@ def argocd_manifests(
         Manifest(
             kind="ConfigMap",
             name=f"{PLUGIN_NAME}-cmp-plugin",
-            template="configmap.yaml.j2",
+            builder=config_map_yaml,
             values={"data": {"plugin.yaml": render(plugin).rstrip("\n")}},
             namespace=gitops.argocd_namespace,
             directory=CMP_DIR,

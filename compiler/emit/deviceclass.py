@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from compiler.emit.manifest import Manifest, provenance
-from compiler.emit.render import block
 from compiler.emit.view import ClusterView
 from compiler.emit.waves import WAVES
+from compiler.emit.yaml_safe import block
 from compiler.emit.yaml_writer import object_yaml
 from compiler.ir import TIER_LABEL
 from compiler.versions import target

@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections import defaultdict
 
 from compiler.emit.manifest import Manifest, provenance
-from compiler.emit.render import render_template
 from compiler.emit.view import ClusterView
+from compiler.emit.yaml_safe import Block, finalize
+from compiler.emit.yaml_writer import config_map_yaml, document
 from compiler.ir import ALL_DISABLED, WHOLE, MigConfig, ResolvedCluster, layout_devices
 
 MIG_PARTED_CONFIGMAP = "gpufleet-mig-parted-config"
@@ -37,6 +38,24 @@ def mig_parted_entries(config: MigConfig, device_filter: list[str]) -> list[dict
     return entries
 
 
+def mig_parted_config(configs: dict[str, list[dict[str, object]]]) -> str:
+    """mig-parted's configuration file holding `configs` (name -> entries), its lists in flow
+    style as mig-parted's own examples write them; no final line break."""
+    flowing = {name: [_flowing(entry) for entry in entries] for name, entries in configs.items()}
+    return document({"version": "v1", "mig-configs": flowing}).rstrip("\n")
+
+
+def _flowing(entry: dict[str, object]) -> dict[str, object]:
+    """An entry with each list a flow sequence of scalars, quoted as any other scalar
+    (`["0x233010DE"]`, `[0, 1]`)."""
+    return {
+        key: Block("[" + ", ".join(finalize(item) for item in value) + "]")
+        if isinstance(value, list)
+        else value
+        for key, value in entry.items()
+    }
+
+
 def has_mig(cluster: ResolvedCluster) -> bool:
     """Whether any pool of the cluster may be partitioned (else no node config is written)."""
     return any(p.pool.mig != "disabled" for p in cluster.pools)
@@ -59,12 +78,8 @@ def emit(view: ClusterView) -> list[Manifest]:
         Manifest(
             kind="ConfigMap",
             name=MIG_PARTED_CONFIGMAP,
-            template="mig-parted-configmap.yaml.j2",
-            values={
-                "config_text": render_template("mig-parted-config.yaml.j2", configs=configs).rstrip(
-                    "\n"
-                )
-            },
+            builder=config_map_yaml,
+            values={"data": {"config.yaml": mig_parted_config(configs)}},
             namespace=GPU_OPERATOR_NAMESPACE,
             directory=f"clusters/{cluster.name}/{NODE_CONFIG}",
             annotations=provenance(cluster.cluster.source.origin, "spec.nodePools"),

@@ -10,6 +10,13 @@ from __future__ import annotations
 from compiler.emit.manifest import Manifest
 from compiler.emit.mig_parted_configmap import NODE_CONFIG, has_mig
 from compiler.emit.view import ClusterView
+from compiler.emit.yaml_writer import comment, document
+
+HOW_TO_APPLY = (
+    "The nvidia.com/mig.config label of every MIG-capable node, as gpufleet planned it.",
+    "Apply with: kubectl label node NODE nvidia.com/mig.config=CONFIG --overwrite",
+    "(the GPU operator's MIG manager then repartitions the node: drain it first).",
+)
 
 
 def emit(view: ClusterView) -> list[Manifest]:
@@ -27,8 +34,13 @@ def emit(view: ClusterView) -> list[Manifest]:
         Manifest(
             kind="NodeLabels",
             name="mig-config",
-            template="mig-config-labels.yaml.j2",
+            builder=build,
             values={"nodes": nodes},
             directory=f"clusters/{cluster.name}/{NODE_CONFIG}",
         )
     ]
+
+
+def build(manifest: Manifest) -> str:
+    """The labels file: how to apply it, then each node's configuration."""
+    return comment(*HOW_TO_APPLY) + document({"nodes": manifest.values["nodes"]})

@@ -11,6 +11,8 @@ _YAML11_WORDS = frozenset(["y", "yes", "n", "no", "true", "false", "on", "off", 
 _QUOTABLE_AS_IS = re.compile(r"[ !#-\[\]-~]*")
 """Printable ASCII but for `"` and `\\`: goes between double quotes unchanged. Both patterns are
 used with `fullmatch`: `$` also matches before a final line break, which let "a\n" pass."""
+_PRINTABLE_LINES = re.compile(r"^[ -~\n]*$")
+_TRAILING_SPACE = re.compile(r" (\n|$)")
 
 
 def yaml_scalar(value: Any) -> str:
@@ -71,3 +73,22 @@ def finalize(value: Any) -> str:
     if isinstance(value, Block):
         return str(value)
     return yaml_scalar(value)
+
+
+def block(text: str, indent: int, single_line_too: bool = False) -> str:
+    """Multi-line text as a literal block at `indent`, or a quoted scalar if it must be.
+
+    `|-` when the text has no final line break, `|` when it has exactly one; anything a
+    literal block cannot hold exactly (more final breaks, trailing spaces, tabs, non-ASCII,
+    a leading space) is quoted instead. `single_line_too` writes one-line text as a block as
+    well (CEL reads better unquoted).
+    """
+    ends_with_break = text.endswith("\n")
+    lines = (text[:-1] if ends_with_break else text).split("\n")
+    readable = _PRINTABLE_LINES.match(text) is not None and _TRAILING_SPACE.search(text) is None
+    one_line = len(lines) == 1 and not single_line_too
+    if one_line or not readable or not lines[0] or lines[0][0] == " " or not lines[-1]:
+        return Block(yaml_scalar(text))
+    pad = " " * indent
+    chomping = "" if ends_with_break else "-"
+    return Block(f"|{chomping}\n" + "\n".join(pad + line if line else "" for line in lines))

@@ -16,7 +16,7 @@ from functools import lru_cache
 from typing import Any
 
 from compiler.emit.manifest import MANAGED_BY, Manifest
-from compiler.emit.yaml_safe import Block, finalize, string_scalar
+from compiler.emit.yaml_safe import Block, block, finalize, string_scalar
 
 
 def object_yaml(api_version: str, manifest: Manifest, body: Mapping[str, Any]) -> str:
@@ -30,6 +30,12 @@ def object_yaml(api_version: str, manifest: Manifest, body: Mapping[str, Any]) -
             **body,
         }
     )
+
+
+def config_map_yaml(manifest: Manifest) -> str:
+    """A ConfigMap's YAML: each of `values["data"]`'s texts as a literal block (yaml_safe.block)."""
+    data = {key: block(text, 4) for key, text in manifest.values["data"].items()}
+    return object_yaml("v1", manifest, {"data": data})
 
 
 def metadata_yaml(manifest: Manifest) -> Block:
@@ -57,6 +63,14 @@ def document(fields: Mapping[str, Any]) -> str:
     lines: list[str] = []
     _mapping(fields, 0, lines)
     return "\n".join(lines) + "\n"
+
+
+def comment(*lines: str) -> str:
+    """YAML comment lines, each ending in a line break. A line must be printable: a line
+    break would end the comment and start a line of YAML, a control character is no YAML."""
+    if not all(line.isprintable() for line in lines):
+        raise ValueError(f"a comment line holds only printable characters: {lines!r}")
+    return "".join(f"# {line}\n" for line in lines)
 
 
 def _mapping(fields: Mapping[str, Any], indent: int, lines: list[str]) -> None:
