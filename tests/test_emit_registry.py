@@ -94,7 +94,6 @@ def test_every_template_is_used_by_exactly_one_module() -> None:
     users = {
         template.name: sorted(m for m, text in sources.items() if f'"{template.name}"' in text)
         for template in TEMPLATES.glob("*.j2")
-        if not template.name.startswith("_")  # partials, included by other templates
     }
     assert users  # the glob found the templates
     assert {name: found for name, found in users.items() if len(found) != 1} == {}

@@ -164,13 +164,16 @@ def test_preemption_follows_the_ladder(compiled_example: Compiled) -> None:
     ladder = compiled_example.fleet.ladder
     teams = {t.name: t for t in cluster.teams}
     assert preemption(teams["ml-research"], ladder) == {
-        "reclaim_within_cohort": "Any",
-        "within_cluster_queue": "LowerPriority",
-        "borrow_threshold": 100,  # borrowers preempt only `batch`, the level that never preempts
+        "reclaimWithinCohort": "Any",
+        "withinClusterQueue": "LowerPriority",
+        # borrowers preempt only `batch`, the level that never preempts
+        "borrowWithinCohort": {"policy": "LowerPriority", "maxPriorityThreshold": 100},
     }
     # data-science may only use `batch`, which never preempts
-    assert preemption(teams["data-science"], ladder)["within_cluster_queue"] == "Never"
-    assert preemption(teams["data-science"], ladder)["borrow_threshold"] is None
+    assert preemption(teams["data-science"], ladder) == {
+        "reclaimWithinCohort": "Any",
+        "withinClusterQueue": "Never",
+    }
 
 
 def test_default_local_queue_in_every_team_namespace_and_priorities(
@@ -248,3 +251,13 @@ def test_the_cohort_lends_only_untainted_devices_no_guarantee_needs(
     assert lent["training"] == tiers["training"].untainted - (64 - 8)
     labels = compiled_example.tree[f"{EAST}/node-config/nodelabels_mig-config.yaml"]
     assert "prod-east-h100-15: all-disabled" in labels
+
+
+def test_a_cohort_with_neither_parent_nor_headroom_has_an_empty_spec() -> None:
+    from compiler.emit import cohort
+    from compiler.emit.manifest import Manifest
+
+    values = {"api_version": "kueue.x-k8s.io/v1beta2", "spec": cohort._spec(resourceGroups=[])}
+    text = cohort.build(Manifest(kind="Cohort", name="c", builder=cohort.build, values=values))
+    assert text.endswith("\nspec: {}\n")
+    assert yaml.safe_load(text)["spec"] == {}

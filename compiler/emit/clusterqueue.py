@@ -3,9 +3,10 @@ namespaces, with its guarantees as nominal quota and preemption read off the pri
 
 from __future__ import annotations
 
-from compiler.emit.kueue import kueue_annotations, kueue_api, preemption, render_groups
+from compiler.emit.kueue import kueue_annotations, kueue_api, preemption, resource_groups
 from compiler.emit.manifest import Manifest
 from compiler.emit.view import ClusterView
+from compiler.emit.yaml_writer import object_yaml
 from compiler.ir import TEAM_LABEL, team_cohort
 
 
@@ -24,14 +25,15 @@ def emit(view: ClusterView) -> list[Manifest]:
             Manifest(
                 kind="ClusterQueue",
                 name=team.name,
-                template="clusterqueue.yaml.j2",
+                builder=build,
                 values={
                     "api_version": api,
-                    "cohort": team_cohort(cluster, team),
-                    "team_label": TEAM_LABEL,
-                    "team": team.name,
-                    "preemption": preemption(team, view.fleet.ladder),
-                    "groups": render_groups(groups),
+                    "spec": {
+                        "cohortName": team_cohort(cluster, team),
+                        "namespaceSelector": {"matchLabels": {TEAM_LABEL: team.name}},
+                        "preemption": preemption(team, view.fleet.ladder),
+                        "resourceGroups": resource_groups(groups),
+                    },
                 },
                 cluster=cluster.name,
                 labels={TEAM_LABEL: team.name},
@@ -39,3 +41,8 @@ def emit(view: ClusterView) -> list[Manifest]:
             )
         )
     return manifests
+
+
+def build(manifest: Manifest) -> str:
+    """A ClusterQueue's YAML: its cohort, the team's namespaces, preemption and quotas."""
+    return object_yaml(manifest.values["api_version"], manifest, {"spec": manifest.values["spec"]})

@@ -3,10 +3,12 @@ and a child cohort per team cohort the policy names."""
 
 from __future__ import annotations
 
-from compiler.emit.kueue import kueue_annotations, kueue_api, render_groups
+from compiler.emit.kueue import kueue_annotations, kueue_api, resource_groups
 from compiler.emit.kueue_quota import cohort_groups
 from compiler.emit.manifest import Manifest
 from compiler.emit.view import ClusterView
+from compiler.emit.yaml_safe import Block
+from compiler.emit.yaml_writer import object_yaml
 from compiler.ir import root_cohort
 
 
@@ -21,11 +23,10 @@ def emit(view: ClusterView) -> list[Manifest]:
         Manifest(
             kind="Cohort",
             name=root,
-            template="cohort.yaml.j2",
+            builder=build,
             values={
                 "api_version": api,
-                "parent": None,
-                "groups": render_groups(cohort_groups(cluster, view.plan)),
+                "spec": _spec(resourceGroups=resource_groups(cohort_groups(cluster, view.plan))),
             },
             cluster=cluster.name,
             annotations=kueue_annotations(cluster.cluster.source.origin, "spec.kueue", "Cohort"),
@@ -38,10 +39,21 @@ def emit(view: ClusterView) -> list[Manifest]:
             Manifest(
                 kind="Cohort",
                 name=child,
-                template="cohort.yaml.j2",
-                values={"api_version": api, "parent": root, "groups": []},
+                builder=build,
+                values={"api_version": api, "spec": _spec(parentName=root)},
                 cluster=cluster.name,
                 annotations=kueue_annotations(first.grant.source.origin, "cohort", "Cohort"),
             )
         )
     return manifests
+
+
+def _spec(**fields: object) -> dict[str, object] | Block:
+    """A Cohort's spec of the fields that have a value; `{}` when none has."""
+    spec = {key: value for key, value in fields.items() if value}
+    return spec or Block("{}")
+
+
+def build(manifest: Manifest) -> str:
+    """A Cohort's YAML: its parent and the headroom it holds, if any."""
+    return object_yaml(manifest.values["api_version"], manifest, {"spec": manifest.values["spec"]})

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from compiler.emit.kueue_quota import Group
+from compiler.emit.kueue_quota import Group, Quota
 from compiler.emit.manifest import provenance
 from compiler.emit.waves import WAVES
 from compiler.ir import GrantedTeam, ResolvedCluster
@@ -50,31 +50,27 @@ def _amount(resource: str, value: Any) -> str:
     return format_decimal(value)
 
 
-def render_groups(groups: list[Group]) -> list[dict[str, Any]]:
-    """Resource groups as the templates lay them out."""
+def resource_groups(groups: list[Group]) -> list[dict[str, Any]]:
+    """A ClusterQueue's or Cohort's `resourceGroups`: per group its covered resources and its
+    flavor's quotas (a borrowing limit only where there is one)."""
     return [
         {
-            "covered": list(group.covered),
-            "flavor": group.flavor,
-            "resources": [
-                {
-                    "name": q.resource,
-                    "nominal": _amount(q.resource, q.nominal),
-                    "borrowing_limit": (
-                        None
-                        if q.borrowing_limit is None
-                        else _amount(q.resource, q.borrowing_limit)
-                    ),
-                }
-                for q in group.quotas
-            ],
+            "coveredResources": list(group.covered),
+            "flavors": [{"name": group.flavor, "resources": [_quota(q) for q in group.quotas]}],
         }
         for group in groups
     ]
 
 
+def _quota(quota: Quota) -> dict[str, str]:
+    fields = {"name": quota.resource, "nominalQuota": _amount(quota.resource, quota.nominal)}
+    if quota.borrowing_limit is not None:
+        fields["borrowingLimit"] = _amount(quota.resource, quota.borrowing_limit)
+    return fields
+
+
 def preemption(team: GrantedTeam, ladder: PriorityLadder | None) -> dict[str, Any]:
-    """The ClusterQueue's preemption policy, read off the ladder.
+    """The ClusterQueue's `preemption`, read off the ladder.
 
     Guarantees are reclaimable from any borrower (`reclaimWithinCohort: Any`). A team whose
     priorities include a preempting level preempts lower priorities in its own queue; while
@@ -84,11 +80,13 @@ def preemption(team: GrantedTeam, ladder: PriorityLadder | None) -> dict[str, An
     mine = [lv for lv in levels if lv.name in team.spec.priorities] or levels
     preempts = any(lv.preemption == "PreemptLowerPriority" for lv in mine)
     policy: dict[str, Any] = {
-        "reclaim_within_cohort": "Any",
-        "within_cluster_queue": "LowerPriority" if preempts else "Never",
-        "borrow_threshold": None,
+        "reclaimWithinCohort": "Any",
+        "withinClusterQueue": "LowerPriority" if preempts else "Never",
     }
     passive = [lv.value for lv in levels if lv.preemption == "Never"]
     if preempts and passive:
-        policy["borrow_threshold"] = max(passive)
+        policy["borrowWithinCohort"] = {
+            "policy": "LowerPriority",
+            "maxPriorityThreshold": max(passive),
+        }
     return policy
