@@ -6,7 +6,10 @@ from __future__ import annotations
 from compiler.emit.kueue import kueue_annotations, kueue_api
 from compiler.emit.manifest import Manifest
 from compiler.emit.view import ClusterView
+from compiler.emit.yaml_safe import Block
+from compiler.emit.yaml_writer import object_yaml
 from compiler.ir import HOST_FLAVOR
+from compiler.ir.policy import NodeTaint
 
 
 def emit(view: ClusterView) -> list[Manifest]:
@@ -19,8 +22,8 @@ def emit(view: ClusterView) -> list[Manifest]:
         Manifest(
             kind="ResourceFlavor",
             name=flavor,
-            template="resourceflavor.yaml.j2",
-            values={"api_version": api, "node_taints": [t.model_dump() for t in taints]},
+            builder=build,
+            values={"api_version": api, "spec": _spec(taints)},
             cluster=cluster.name,
             annotations=kueue_annotations(source, clause, "ResourceFlavor"),
         )
@@ -32,3 +35,21 @@ def emit(view: ClusterView) -> list[Manifest]:
             (HOST_FLAVOR, cluster.cluster.source.origin, "spec.kueue", []),
         ]
     ]
+
+
+def _spec(taints: list[NodeTaint]) -> dict[str, object] | Block:
+    """The flavor's node taints and the tolerations Kueue adds for them; `{}` without any."""
+    if not taints:
+        return Block("{}")
+    return {
+        "nodeTaints": [{"key": t.key, "value": t.value, "effect": t.effect} for t in taints],
+        "tolerations": [
+            {"key": t.key, "operator": "Equal", "value": t.value, "effect": t.effect}
+            for t in taints
+        ],
+    }
+
+
+def build(manifest: Manifest) -> str:
+    """A ResourceFlavor's YAML."""
+    return object_yaml(manifest.values["api_version"], manifest, {"spec": manifest.values["spec"]})
