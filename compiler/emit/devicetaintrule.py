@@ -18,6 +18,7 @@ from compiler.catalog.driver import gpu_device_name, mig_device_name
 from compiler.emit.manifest import Manifest, provenance
 from compiler.emit.view import ClusterView
 from compiler.emit.waves import WAVES
+from compiler.emit.yaml_writer import object_yaml
 from compiler.ir import ResolvedCluster, ResolvedPool, ResolvedTaint
 from compiler.ir.sync_options import SKIP_DRY_RUN
 from compiler.names import DNS_SUBDOMAIN_MAX, shortened
@@ -79,15 +80,20 @@ def emit(view: ClusterView) -> list[Manifest]:
                 Manifest(
                     kind="DeviceTaintRule",
                     name=name,
-                    template="devicetaintrule.yaml.j2",
+                    builder=build,
                     values={
                         "api_version": api,
-                        "driver": cluster.cluster.spec.driver,
-                        "pool": pool,
-                        "device": device,
-                        "key": spec.key,
-                        "value": spec.value,
-                        "effect": spec.effect,
+                        "spec": {
+                            "deviceSelector": {
+                                "driver": cluster.cluster.spec.driver,
+                                **_present(pool=pool, device=device),
+                            },
+                            "taint": {
+                                "key": spec.key,
+                                **_present(value=spec.value),
+                                "effect": spec.effect,
+                            },
+                        },
                     },
                     cluster=cluster.name,
                     labels={"gpufleet.dev/taint": taint.name},
@@ -98,3 +104,13 @@ def emit(view: ClusterView) -> list[Manifest]:
                 )
             )
     return manifests
+
+
+def _present(**fields: str | None) -> dict[str, str]:
+    """The optional fields that have a value (an empty or absent one is left out)."""
+    return {key: value for key, value in fields.items() if value}
+
+
+def build(manifest: Manifest) -> str:
+    """A DeviceTaintRule's YAML: which devices, and the taint they get."""
+    return object_yaml(manifest.values["api_version"], manifest, {"spec": manifest.values["spec"]})

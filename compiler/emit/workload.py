@@ -15,6 +15,7 @@ from __future__ import annotations
 from compiler.emit.manifest import Manifest, provenance
 from compiler.emit.view import ClusterView
 from compiler.emit.waves import WAVES
+from compiler.emit.yaml_writer import object_yaml
 from compiler.ir import TEAM_LABEL, TIER_LABEL
 from compiler.versions import Feature
 
@@ -41,13 +42,17 @@ def emit(view: ClusterView) -> list[Manifest]:
             Manifest(
                 kind="Workload",
                 name=f"{guarantee.tier}-x{guarantee.gang}",
-                template="workload.yaml.j2",
+                builder=build,
                 values={
                     "api_version": row.workload_api,
-                    "groups": row.workload_shape.groups,
-                    "policy": row.workload_shape.policy,
-                    "pod_group": POD_GROUP,
-                    "min_count": guarantee.gang,
+                    "spec": {
+                        row.workload_shape.groups: [
+                            {
+                                "name": POD_GROUP,
+                                row.workload_shape.policy: {"gang": {"minCount": guarantee.gang}},
+                            }
+                        ]
+                    },
                 },
                 cluster=cluster.name,
                 namespace=guarantee.namespace,
@@ -64,3 +69,8 @@ def emit(view: ClusterView) -> list[Manifest]:
             )
         )
     return manifests
+
+
+def build(manifest: Manifest) -> str:
+    """A gang Workload's YAML: its one pod group and the count that must start together."""
+    return object_yaml(manifest.values["api_version"], manifest, {"spec": manifest.values["spec"]})
