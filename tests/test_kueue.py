@@ -256,8 +256,9 @@ def test_the_cohort_lends_only_untainted_devices_no_guarantee_needs(
 def test_a_cohort_with_neither_parent_nor_headroom_has_an_empty_spec() -> None:
     from compiler.emit import cohort
     from compiler.emit.manifest import Manifest
+    from compiler.emit.yaml_writer import spec_yaml
 
     values = {"api_version": "kueue.x-k8s.io/v1beta2", "spec": cohort._spec(resourceGroups=[])}
-    text = cohort.build(Manifest(kind="Cohort", name="c", builder=cohort.build, values=values))
+    text = spec_yaml(Manifest(kind="Cohort", name="c", builder=spec_yaml, values=values))
     assert text.endswith("\nspec: {}\n")
     assert yaml.safe_load(text)["spec"] == {}

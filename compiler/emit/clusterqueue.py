@@ -6,7 +6,7 @@ from __future__ import annotations
 from compiler.emit.kueue import kueue_annotations, kueue_api, preemption, resource_groups
 from compiler.emit.manifest import Manifest
 from compiler.emit.view import ClusterView
-from compiler.emit.yaml_writer import object_yaml
+from compiler.emit.yaml_writer import spec_yaml
 from compiler.ir import TEAM_LABEL, team_cohort
 
 
@@ -25,7 +25,7 @@ def emit(view: ClusterView) -> list[Manifest]:
             Manifest(
                 kind="ClusterQueue",
                 name=team.name,
-                builder=build,
+                builder=spec_yaml,
                 values={
                     "api_version": api,
                     "spec": {
@@ -41,8 +41,3 @@ def emit(view: ClusterView) -> list[Manifest]:
             )
         )
     return manifests
-
-
-def build(manifest: Manifest) -> str:
-    """A ClusterQueue's YAML: its cohort, the team's namespaces, preemption and quotas."""
-    return object_yaml(manifest.values["api_version"], manifest, {"spec": manifest.values["spec"]})

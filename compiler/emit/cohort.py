@@ -8,7 +8,7 @@ from compiler.emit.kueue_quota import cohort_groups
 from compiler.emit.manifest import Manifest
 from compiler.emit.view import ClusterView
 from compiler.emit.yaml_safe import Block
-from compiler.emit.yaml_writer import object_yaml
+from compiler.emit.yaml_writer import spec_yaml
 from compiler.ir import root_cohort
 
 
@@ -23,7 +23,7 @@ def emit(view: ClusterView) -> list[Manifest]:
         Manifest(
             kind="Cohort",
             name=root,
-            builder=build,
+            builder=spec_yaml,
             values={
                 "api_version": api,
                 "spec": _spec(resourceGroups=resource_groups(cohort_groups(cluster, view.plan))),
@@ -39,7 +39,7 @@ def emit(view: ClusterView) -> list[Manifest]:
             Manifest(
                 kind="Cohort",
                 name=child,
-                builder=build,
+                builder=spec_yaml,
                 values={"api_version": api, "spec": _spec(parentName=root)},
                 cluster=cluster.name,
                 annotations=kueue_annotations(first.grant.source.origin, "cohort", "Cohort"),
@@ -52,8 +52,3 @@ def _spec(**fields: object) -> dict[str, object] | Block:
     """A Cohort's spec of the fields that have a value; `{}` when none has."""
     spec = {key: value for key, value in fields.items() if value}
     return spec or Block("{}")
-
-
-def build(manifest: Manifest) -> str:
-    """A Cohort's YAML: its parent and the headroom it holds, if any."""
-    return object_yaml(manifest.values["api_version"], manifest, {"spec": manifest.values["spec"]})

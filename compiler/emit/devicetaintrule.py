@@ -18,7 +18,7 @@ from compiler.catalog.driver import gpu_device_name, mig_device_name
 from compiler.emit.manifest import Manifest, provenance
 from compiler.emit.view import ClusterView
 from compiler.emit.waves import WAVES
-from compiler.emit.yaml_writer import object_yaml
+from compiler.emit.yaml_writer import spec_yaml
 from compiler.ir import ResolvedCluster, ResolvedPool, ResolvedTaint
 from compiler.ir.sync_options import SKIP_DRY_RUN
 from compiler.names import DNS_SUBDOMAIN_MAX, shortened
@@ -80,7 +80,7 @@ def emit(view: ClusterView) -> list[Manifest]:
                 Manifest(
                     kind="DeviceTaintRule",
                     name=name,
-                    builder=build,
+                    builder=spec_yaml,
                     values={
                         "api_version": api,
                         "spec": {
@@ -109,8 +109,3 @@ def emit(view: ClusterView) -> list[Manifest]:
 def _present(**fields: str | None) -> dict[str, str]:
     """The optional fields that have a value (an empty or absent one is left out)."""
     return {key: value for key, value in fields.items() if value}
-
-
-def build(manifest: Manifest) -> str:
-    """A DeviceTaintRule's YAML: which devices, and the taint they get."""
-    return object_yaml(manifest.values["api_version"], manifest, {"spec": manifest.values["spec"]})

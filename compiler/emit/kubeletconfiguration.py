@@ -113,8 +113,8 @@ def emit(view: ClusterView) -> list[Manifest]:
 
 TAINT_COMMENT = (
     "Only pods that claim this pool's GPUs tolerate the taint (gpufleet's admission policies), so",
-    "the CPU and memory the solver counts for GPU pods stay theirs. The kubelet applies it when"
-    " the",
+    "the CPU and memory the solver counts for GPU pods stay theirs. "
+    "The kubelet applies it when the",
     "node registers: taint nodes that are already registered once by hand (kubectl taint nodes).",
 )
 EVICTION_COMMENT = (

@@ -7,7 +7,7 @@ from compiler.emit.kueue import kueue_annotations, kueue_api
 from compiler.emit.manifest import Manifest
 from compiler.emit.view import ClusterView
 from compiler.emit.yaml_safe import Block
-from compiler.emit.yaml_writer import object_yaml
+from compiler.emit.yaml_writer import spec_yaml
 from compiler.ir import HOST_FLAVOR
 from compiler.ir.policy import NodeTaint
 
@@ -22,7 +22,7 @@ def emit(view: ClusterView) -> list[Manifest]:
         Manifest(
             kind="ResourceFlavor",
             name=flavor,
-            builder=build,
+            builder=spec_yaml,
             values={"api_version": api, "spec": _spec(taints)},
             cluster=cluster.name,
             annotations=kueue_annotations(source, clause, "ResourceFlavor"),
@@ -48,8 +48,3 @@ def _spec(taints: list[NodeTaint]) -> dict[str, object] | Block:
             for t in taints
         ],
     }
-
-
-def build(manifest: Manifest) -> str:
-    """A ResourceFlavor's YAML."""
-    return object_yaml(manifest.values["api_version"], manifest, {"spec": manifest.values["spec"]})

@@ -15,7 +15,7 @@ from __future__ import annotations
 from compiler.emit.manifest import Manifest, provenance
 from compiler.emit.view import ClusterView
 from compiler.emit.waves import WAVES
-from compiler.emit.yaml_writer import object_yaml
+from compiler.emit.yaml_writer import spec_yaml
 from compiler.ir import TEAM_LABEL, TIER_LABEL
 from compiler.versions import Feature
 
@@ -42,7 +42,7 @@ def emit(view: ClusterView) -> list[Manifest]:
             Manifest(
                 kind="Workload",
                 name=f"{guarantee.tier}-x{guarantee.gang}",
-                builder=build,
+                builder=spec_yaml,
                 values={
                     "api_version": row.workload_api,
                     "spec": {
@@ -69,8 +69,3 @@ def emit(view: ClusterView) -> list[Manifest]:
             )
         )
     return manifests
-
-
-def build(manifest: Manifest) -> str:
-    """A gang Workload's YAML: its one pod group and the count that must start together."""
-    return object_yaml(manifest.values["api_version"], manifest, {"spec": manifest.values["spec"]})

@@ -32,6 +32,13 @@ def object_yaml(api_version: str, manifest: Manifest, body: Mapping[str, Any]) -
     )
 
 
+def spec_yaml(manifest: Manifest) -> str:
+    """The YAML of an object that is its `spec` (`values["spec"]`, laid out as it is) at
+    `values["api_version"]`: Kueue's queues and flavors, DeviceTaintRules, Workloads."""
+    values = manifest.values
+    return object_yaml(values["api_version"], manifest, {"spec": values["spec"]})
+
+
 def config_map_yaml(manifest: Manifest) -> str:
     """A ConfigMap's YAML: each of `values["data"]`'s texts as a literal block (yaml_safe.block)."""
     data = {key: block(text, 4) for key, text in manifest.values["data"].items()}
