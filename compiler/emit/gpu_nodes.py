@@ -52,10 +52,7 @@ def gpu_node_toleration(cluster: ResolvedCluster) -> list[Manifest]:
     allowed = cluster.namespace_node_taints
     if not allowed:
         return []
-    tolerations = {
-        namespace: [{"key": t.key, "value": t.value, "effect": t.effect} for t in taints]
-        for namespace, taints in allowed.items()
-    }
+    tolerations = {namespace: [t.fields() for t in taints] for namespace, taints in allowed.items()}
     origins = sorted({team.grant.source.origin for team in cluster.teams})
     sources = ", ".join(
         [f"{cluster.cluster.source.origin}#spec.nodePools", *(f"{o}#quotas" for o in origins)]

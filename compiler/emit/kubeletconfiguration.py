@@ -3,7 +3,6 @@ reservations, eviction thresholds, a node taint); written to node-config/, not s
 
 from __future__ import annotations
 
-from fractions import Fraction
 from typing import Any
 
 from compiler.emit.manifest import Manifest, NamedFile
@@ -11,9 +10,9 @@ from compiler.emit.qos import cpu_quantity
 from compiler.emit.view import ClusterView
 from compiler.emit.yaml_safe import Block
 from compiler.emit.yaml_writer import comment, document
-from compiler.ir.policy import NodeTaint
+from compiler.ir.policy import Kubelet, NodeTaint
 from compiler.quantity import format_bytes
-from compiler.versions import Feature, target
+from compiler.versions import Feature, Target, target
 
 KUBELET_API = "kubelet.config.k8s.io/v1beta1"
 KUBELET_DROPIN = "50-gpufleet.conf"
@@ -52,63 +51,52 @@ def emit(view: ClusterView) -> list[Manifest]:
     """
     cluster = view.cluster
     kubelet = cluster.cluster.spec.kubelet
-    reservations = (kubelet.system_reserved, kubelet.kube_reserved)
-    settings = (
-        kubelet.memory_qos
-        or kubelet.eviction_hard_memory is not None
-        or any(r.cpu is not None or r.memory is not None for r in reservations)
-    )
-    if not settings and all(pool.node_taint is None for pool in cluster.pools):
-        return []
-    row = target(cluster.cluster.spec.kubernetes_version)
-
-    def amounts(cpu: Fraction | None, memory: Fraction | None) -> dict[str, str]:
-        found = {}
-        if cpu is not None:
-            found["cpu"] = cpu_quantity(cpu)
-        if memory is not None:
-            found["memory"] = format_bytes(memory)
-        return found
-
-    values = {
-        "memory_qos": kubelet.memory_qos,
-        "throttling_factor": _decimal(kubelet.memory_throttling_factor),
-        "reservation_policy": (
-            "TieredReservation"
-            if kubelet.memory_qos and row.has(Feature.MEMORY_RESERVATION_POLICY)
-            else None
-        ),
-        "system_reserved": amounts(kubelet.system_reserved.cpu, kubelet.system_reserved.memory),
-        "kube_reserved": amounts(kubelet.kube_reserved.cpu, kubelet.kube_reserved.memory),
-        "eviction_hard": (
-            {}
-            if kubelet.eviction_hard_memory is None
-            else {
-                **DEFAULT_EVICTION_HARD,
-                "memory.available": format_bytes(kubelet.eviction_hard_memory),
-            }
-        ),
-    }
-    files: list[Manifest] = []
-    for pool in cluster.pools:
-        taint = pool.node_taint
-        if not settings and taint is None:
-            continue
-        manifest = NamedFile(
+    settings = _settings(kubelet, target(cluster.cluster.spec.kubernetes_version))
+    threshold = kubelet.eviction_hard_memory
+    eviction_hard = {}
+    if threshold is not None:
+        eviction_hard = {**DEFAULT_EVICTION_HARD, "memory.available": format_bytes(threshold)}
+    return [
+        NamedFile(
             kind="KubeletConfiguration",
             name=pool.pool.name,
             builder=build,
             values={
-                **values,
                 "cluster": cluster.name,
                 "pool": pool.pool.name,
-                "taint": taint,
+                "settings": settings,
+                "taint": pool.node_taint,
+                "eviction_hard": eviction_hard,
             },
             directory=f"clusters/{cluster.name}/node-config/kubelet/{pool.pool.name}",
             file_name=KUBELET_DROPIN,
         )
-        files.append(manifest)
-    return files
+        for pool in cluster.pools
+        if settings or eviction_hard or pool.node_taint is not None
+    ]
+
+
+def _settings(kubelet: Kubelet, row: Target) -> dict[str, Any]:
+    """The drop-in's fields for memory QoS and reservations, where they differ from the
+    kubelet's defaults (eviction and the taint come with comments of their own)."""
+    settings: dict[str, Any] = {}
+    if kubelet.memory_qos:
+        settings["featureGates"] = {"MemoryQoS": True}
+        settings["memoryThrottlingFactor"] = _decimal(kubelet.memory_throttling_factor)
+        if row.has(Feature.MEMORY_RESERVATION_POLICY):
+            settings["memoryReservationPolicy"] = "TieredReservation"
+    for field, reserved in (
+        ("systemReserved", kubelet.system_reserved),
+        ("kubeReserved", kubelet.kube_reserved),
+    ):
+        amounts = {}
+        if reserved.cpu is not None:
+            amounts["cpu"] = cpu_quantity(reserved.cpu)
+        if reserved.memory is not None:
+            amounts["memory"] = format_bytes(reserved.memory)
+        if amounts:
+            settings[field] = amounts
+    return settings
 
 
 TAINT_COMMENT = (
@@ -127,15 +115,6 @@ def build(manifest: Manifest) -> str:
     """A pool's drop-in: what it is and where it goes, then the settings that differ from the
     kubelet's defaults, the taint and the eviction thresholds each under why they are there."""
     values = manifest.values
-    settings: dict[str, Any] = {"apiVersion": KUBELET_API, "kind": manifest.kind}
-    if values["memory_qos"]:
-        settings["featureGates"] = {"MemoryQoS": True}
-        settings["memoryThrottlingFactor"] = values["throttling_factor"]
-        if values["reservation_policy"]:
-            settings["memoryReservationPolicy"] = values["reservation_policy"]
-    for field, key in (("systemReserved", "system_reserved"), ("kubeReserved", "kube_reserved")):
-        if values[key]:
-            settings[field] = values[key]
     parts = [
         comment(
             f"Kubelet drop-in for node pool {values['pool']} of cluster {values['cluster']}, "
@@ -143,12 +122,11 @@ def build(manifest: Manifest) -> str:
             "Not synced by Argo CD: install it as a file in the kubelet's --config-dir",
             f"(e.g. /etc/kubernetes/kubelet.conf.d/{KUBELET_DROPIN}) on the pool's nodes.",
         ),
-        document(settings),
+        document({"apiVersion": KUBELET_API, "kind": manifest.kind, **values["settings"]}),
     ]
     taint: NodeTaint | None = values["taint"]
     if taint is not None:
-        registered = {"key": taint.key, "value": taint.value, "effect": taint.effect}
-        parts += [comment(*TAINT_COMMENT), document({"registerWithTaints": [registered]})]
+        parts += [comment(*TAINT_COMMENT), document({"registerWithTaints": [taint.fields()]})]
     if values["eviction_hard"]:
         parts += [comment(*EVICTION_COMMENT), document({"evictionHard": values["eviction_hard"]})]
     return "".join(parts)

@@ -42,7 +42,7 @@ def _spec(taints: list[NodeTaint]) -> dict[str, object] | Block:
     if not taints:
         return Block("{}")
     return {
-        "nodeTaints": [{"key": t.key, "value": t.value, "effect": t.effect} for t in taints],
+        "nodeTaints": [t.fields() for t in taints],
         "tolerations": [
             {"key": t.key, "operator": "Equal", "value": t.value, "effect": t.effect}
             for t in taints

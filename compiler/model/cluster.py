@@ -45,6 +45,11 @@ class NodeTaint(Strict):
     def __str__(self) -> str:
         return f"{self.key}={self.value}:{self.effect}"
 
+    def fields(self) -> dict[str, str]:
+        """The taint as a Kubernetes object writes it: key, value, effect (a node's taints, a
+        ResourceFlavor's nodeTaints, a kubelet's registerWithTaints)."""
+        return {"key": self.key, "value": self.value, "effect": self.effect}
+
 
 GPU_NODE_TAINT = NodeTaint(key="gpufleet.dev/gpu", value="present", effect="NoSchedule")
 """The node taint of a GPU pool unless it declares another (or `nodeTaint: null`): it keeps
