@@ -3,19 +3,25 @@
 from __future__ import annotations
 
 from functools import cache
-from typing import Any
-
-import jinja2
+from typing import TYPE_CHECKING, Any
 
 from compiler.emit.manifest import Manifest
 from compiler.emit.yaml_safe import block, finalize
 from compiler.emit.yaml_writer import metadata_yaml
 from compiler.template_files import templates_dir
 
+if TYPE_CHECKING:
+    import jinja2
+
 
 @cache
 def environment() -> jinja2.Environment:
-    """The one Jinja2 environment: strict undefined, and `finalize` quoting every value."""
+    """The one Jinja2 environment: strict undefined, and `finalize` quoting every value.
+    Jinja2 is imported here, at the first template render: only Argo CD's files, shared
+    ResourceClaims and Kueue's configuration have templates, so a fleet with none of them
+    never imports it (a twentieth of gpufleet's start-up)."""
+    import jinja2
+
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(templates_dir()),
         auto_reload=False,  # templates do not change while gpufleet runs: no stat per render
