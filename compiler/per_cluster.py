@@ -136,20 +136,16 @@ def alone(fleet: ResolvedFleet, cluster: ResolvedCluster) -> ResolvedFleet:
 
 def warm_up() -> None:
     """What a process's first cluster would cost it once: the solver and the emitters
-    imported, OR-Tools' cp_model too (at the first attribute read: compiler.solve.lazy),
-    every template compiled and the admission policies' CEL parsed. A warm worker
-    (compiler.parallel.WarmWorker) started before load does it while the policies load and
-    resolve, on a core that idles meanwhile."""
+    imported, OR-Tools' cp_model too (at the first attribute read: compiler.solve.lazy), and
+    the admission policies' CEL parsed; no template (a cluster's objects all have direct
+    builders). A warm worker (compiler.parallel.WarmWorker) started before load does it
+    while the policies load and resolve, on a core that idles meanwhile."""
     for module in ("compiler.emit.tree", "compiler.solve.solver"):  # compile_cluster's
         importlib.import_module(module)
     from compiler.emit.admission_warm_up import parse_admission_expressions
-    from compiler.emit.render import environment
     from compiler.solve.cpsat import cp_model
 
     cp_model.CpModel()  # an unused model: the import is what is wanted
-    templates = environment()
-    for name in templates.list_templates(extensions=["j2"]):
-        templates.get_template(name)
     parse_admission_expressions()
 
 

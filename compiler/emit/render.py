@@ -1,4 +1,5 @@
-"""Render manifests through the Jinja2 templates, every interpolation made YAML-safe."""
+"""Render manifests: by their family's direct builder, or through a Jinja2 template (Argo CD's
+fleet-wide files), every interpolation made YAML-safe."""
 
 from __future__ import annotations
 
@@ -17,9 +18,9 @@ if TYPE_CHECKING:
 @cache
 def environment() -> jinja2.Environment:
     """The one Jinja2 environment: strict undefined, and `finalize` quoting every value.
-    Jinja2 is imported here, at the first template render: only Argo CD's files, shared
-    ResourceClaims and Kueue's configuration have templates, so a fleet with none of them
-    never imports it (a twentieth of gpufleet's start-up)."""
+    Jinja2 is imported here, at the first template render: only Argo CD's files (written
+    once a fleet) have templates, so a fleet without them never imports it (a twentieth of
+    gpufleet's start-up), nor does any worker that compiles clusters."""
     import jinja2
 
     env = jinja2.Environment(

@@ -11,9 +11,10 @@ policy changes must get a new name (Argo CD cannot update it in place).
 from __future__ import annotations
 
 from compiler.emit.manifest import Manifest, provenance
-from compiler.emit.resourceclaimtemplate import REQUEST, sharing_config
+from compiler.emit.resourceclaimtemplate import REQUEST, claim_devices, sharing_config
 from compiler.emit.view import ClusterView
 from compiler.emit.waves import WAVES
+from compiler.emit.yaml_writer import object_yaml
 from compiler.ir import TEAM_LABEL, TIER_LABEL
 from compiler.ir.claims import cluster_tolerations
 from compiler.ir.shared_claims import shared_claims
@@ -31,19 +32,20 @@ def emit(view: ClusterView) -> list[Manifest]:
             t.model_dump(by_alias=True, exclude_none=True)
             for t in cluster_tolerations(cluster, team.spec.tolerations)
         ]
+        config = sharing_config(tier, REQUEST, cluster.cluster.spec.driver)
         manifests.append(
             Manifest(
                 kind="ResourceClaim",
                 name=claim.name,
-                template="resourceclaim.yaml.j2",
+                builder=build,
                 values={
                     "api_version": row.dra_api,
                     "flat": row.flat_requests,
-                    "request": REQUEST,
-                    "device_class": tier.name,
+                    "alternatives": [tier.name],
                     "count": claim.devices,
                     "tolerations": tolerations,
-                    "config": sharing_config(tier, REQUEST, cluster.cluster.spec.driver),
+                    "match_attribute": None,
+                    "configs": [config] if config else [],
                 },
                 cluster=cluster.name,
                 namespace=placed.namespace,
@@ -54,3 +56,10 @@ def emit(view: ClusterView) -> list[Manifest]:
             )
         )
     return manifests
+
+
+def build(manifest: Manifest) -> str:
+    """A shared ResourceClaim's YAML: the spec a template of its tier would give its claims
+    (resourceclaimtemplate.claim_devices), for one class and without a gang's constraint."""
+    spec = {"devices": claim_devices(manifest.values)}
+    return object_yaml(manifest.values["api_version"], manifest, {"spec": spec})

@@ -9,7 +9,7 @@ target version: flat requests on resource.k8s.io/v1beta1, `exactly` / `firstAvai
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from compiler.emit.manifest import Manifest, provenance
@@ -89,10 +89,16 @@ def _template(cluster: ResolvedCluster, guarantee: Guarantee, count: int) -> Man
 
 
 def build(manifest: Manifest) -> str:
-    """A ResourceClaimTemplate's YAML: one request of `count` devices in the version's shape
-    (flat on v1beta1; `exactly` one class, or the `firstAvailable` of the tier and its
-    fallbacks, each with the tolerations), the gang's constraint and the sharing configs."""
-    values = manifest.values
+    """A ResourceClaimTemplate's YAML: the spec of the claims it makes (claim_devices)."""
+    spec = {"spec": {"devices": claim_devices(manifest.values)}}
+    return object_yaml(manifest.values["api_version"], manifest, {"spec": spec})
+
+
+def claim_devices(values: Mapping[str, Any]) -> dict[str, Any]:
+    """The `devices` of a claim (a template's or a shared ResourceClaim's), from a manifest's
+    values: one request of `count` devices in the version's shape (flat on v1beta1; `exactly`
+    one class, or the `firstAvailable` of the tier and its fallbacks, each with the
+    tolerations), the gang's constraint and the sharing configs."""
     classes, count = values["alternatives"], values["count"]
     request: dict[str, Any] = {"name": REQUEST}
     if values["flat"]:
@@ -110,7 +116,7 @@ def build(manifest: Manifest) -> str:
         ]
     if values["configs"]:
         devices["config"] = [_opaque(config) for config in values["configs"]]
-    return object_yaml(values["api_version"], manifest, {"spec": {"spec": {"devices": devices}}})
+    return devices
 
 
 def _exact(
