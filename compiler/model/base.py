@@ -32,9 +32,6 @@ class Strict(BaseModel):
         validate_by_alias=True,
         validate_by_name=False,
         frozen=True,
-        # a model's validator is built at its first use, not where its class is defined: a
-        # run builds those it needs, each once (docs/benchmarks.md: 5% less CPU on fleet L)
-        defer_build=True,
     )
 
 
