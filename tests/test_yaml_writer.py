@@ -115,10 +115,10 @@ def _imports_jinja(policies: Path, out: Path) -> bool:
     return imported == "True"
 
 
-def test_only_a_fleet_with_templated_objects_imports_jinja(tmp_path: Path) -> None:
-    """Jinja2 is imported at the first template render, never at start-up: a fleet whose
-    objects all have direct builders (the benchmarks' fleets) does not import it, the example
-    fleet (Argo CD's files, Kueue's configuration) does."""
+def test_only_a_fleet_with_argo_cd_files_imports_jinja(tmp_path: Path) -> None:
+    """Jinja2 is imported at the first template render, never at start-up, and only Argo
+    CD's files have templates: a fleet without them (the benchmarks' fleets) does not import
+    it, the example fleet (which has them) does."""
     policies = tmp_path / "policies"
     generate(Size(2, 4, 2, 2, 0.3, 0.0), 1, policies)
     assert not _imports_jinja(policies, tmp_path / "out")
