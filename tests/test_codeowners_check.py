@@ -6,9 +6,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from benchmarks.generate import Size, generate
 from compiler.codeowners import BEGIN, END, owners_of, parse
 from tests import fleets
-from tests.conftest import PolicyWriter
+from tests.compile_imports import imported_by_compile
+from tests.conftest import EXAMPLE, PolicyWriter
 
 Run = Callable[..., tuple[int, str, str]]
 POOLS = """
@@ -155,3 +157,13 @@ def test_an_edited_line_inside_the_block_says_to_rewrite_it(
     codeowners.write_text(codeowners.read_text().replace("@acme/data-science", "@acme/x"))
     code, _, err = run_cli("check", "--policies", root)
     assert code == 1 and "run `gpufleet codeowners`" in err and "overrides" not in err
+
+
+def test_only_a_fleet_that_declares_owners_imports_pathspec(tmp_path: Path) -> None:
+    """pathspec (CODEOWNERS' patterns) is imported at the first pattern: a compile of a fleet
+    that declares no owners never imports it, one of the example fleet (which does) does."""
+    policies = tmp_path / "policies"
+    generate(Size(2, 4, 2, 2, 0.3, 0.0), 1, policies)
+    assert imported_by_compile(policies, tmp_path / "out", ("pathspec",)) == set()
+    found = imported_by_compile(EXAMPLE, tmp_path / "example-out", ("pathspec",))
+    assert found == {"pathspec"}

@@ -3,9 +3,6 @@ written, so a builder cannot be steered by a string the way f-strings could."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +16,8 @@ from compiler.emit.manifest import Manifest
 from compiler.emit.mig_parted_configmap import mig_parted_config
 from compiler.emit.yaml_safe import block
 from compiler.emit.yaml_writer import comment, config_map_yaml, document
-from tests.conftest import EXAMPLE, REPO
+from tests.compile_imports import imported_by_compile
+from tests.conftest import EXAMPLE
 
 TEXT = st.text(max_size=30)
 SCALARS = st.one_of(TEXT, st.integers(), st.booleans(), st.none())
@@ -97,29 +95,11 @@ def test_mig_parted_configurations_read_back_with_flow_lists(
     assert len(flows) == lists  # every list on one line, in flow style
 
 
-def _imports_jinja(policies: Path, out: Path) -> bool:
-    """Whether a whole in-process compile of `policies` imports Jinja2."""
-    script = (
-        "import sys\n"
-        "from compiler.cli import main\n"
-        f"code = main(['compile', '--policies', {str(policies)!r}, '--out', {str(out)!r}])\n"
-        "print(code, 'jinja2' in sys.modules)\n"
-    )
-    env = {**os.environ, "GPUFLEET_WORKERS": "1", "GPUFLEET_NO_CACHE": "1"}
-    done = subprocess.run(
-        [sys.executable, "-c", script], env=env, capture_output=True, text=True, cwd=REPO
-    )
-    assert done.returncode == 0, done.stderr
-    code, imported = done.stdout.split()[-2:]
-    assert code == "0"
-    return imported == "True"
-
-
 def test_only_a_fleet_with_argo_cd_files_imports_jinja(tmp_path: Path) -> None:
     """Jinja2 is imported at the first template render, never at start-up, and only Argo
     CD's files have templates: a fleet without them (the benchmarks' fleets) does not import
     it, the example fleet (which has them) does."""
     policies = tmp_path / "policies"
     generate(Size(2, 4, 2, 2, 0.3, 0.0), 1, policies)
-    assert not _imports_jinja(policies, tmp_path / "out")
-    assert _imports_jinja(EXAMPLE, tmp_path / "example-out")
+    assert imported_by_compile(policies, tmp_path / "out", ("jinja2",)) == set()
+    assert imported_by_compile(EXAMPLE, tmp_path / "example-out", ("jinja2",)) == {"jinja2"}
