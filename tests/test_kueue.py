@@ -10,11 +10,8 @@ from typing import Any
 import pytest
 import yaml
 
-from compiler.emit import cohort
 from compiler.emit.kueue import preemption
 from compiler.emit.kueue_quota import cohort_groups, overcommitted, team_groups
-from compiler.emit.manifest import Manifest
-from compiler.emit.yaml_writer import spec_yaml
 from compiler.ir import HOST_FLAVOR
 from compiler.pipeline import Compiled
 from compiler.quantity import parse_quantity
@@ -254,10 +251,3 @@ def test_the_cohort_lends_only_untainted_devices_no_guarantee_needs(
     assert lent["training"] == tiers["training"].untainted - (64 - 8)
     labels = compiled_example.tree[f"{EAST}/node-config/nodelabels_mig-config.yaml"]
     assert "prod-east-h100-15: all-disabled" in labels
-
-
-def test_a_cohort_with_neither_parent_nor_headroom_has_an_empty_spec() -> None:
-    values = {"api_version": "kueue.x-k8s.io/v1beta2", "spec": cohort._spec(resourceGroups=[])}
-    text = spec_yaml(Manifest(kind="Cohort", name="c", builder=spec_yaml, values=values))
-    assert text.endswith("\nspec: {}\n")
-    assert yaml.safe_load(text)["spec"] == {}

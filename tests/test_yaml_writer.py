@@ -15,7 +15,7 @@ from benchmarks.generate import Size, generate
 from compiler.emit.manifest import Manifest
 from compiler.emit.mig_parted_configmap import mig_parted_config
 from compiler.emit.yaml_safe import block
-from compiler.emit.yaml_writer import comment, config_map_yaml, document
+from compiler.emit.yaml_writer import comment, config_map_yaml, document, present, spec_yaml
 from tests.compile_imports import imported_by_compile
 from tests.conftest import EXAMPLE
 
@@ -103,3 +103,15 @@ def test_only_a_fleet_with_argo_cd_files_imports_jinja(tmp_path: Path) -> None:
     generate(Size(2, 4, 2, 2, 0.3, 0.0), 1, policies)
     assert imported_by_compile(policies, tmp_path / "out", ("jinja2",)) == set()
     assert imported_by_compile(EXAMPLE, tmp_path / "example-out", ("jinja2",)) == {"jinja2"}
+
+
+def test_only_the_fields_with_a_value_are_present_and_an_empty_spec_is_an_empty_mapping() -> None:
+    """A Cohort with neither parent nor headroom, a ResourceFlavor without node taints: their
+    spec is `{}`, not a bare `spec:` (null)."""
+    spec = present(parentName=None, resourceGroups=[], description="")
+    assert spec == {}
+    values = {"api_version": "kueue.x-k8s.io/v1beta2", "spec": spec}
+    text = spec_yaml(Manifest(kind="Cohort", name="c", builder=spec_yaml, values=values))
+    assert text.endswith("\nspec: {}\n")
+    assert yaml.safe_load(text)["spec"] == {}
+    assert present(a="x", b=None, c=[1]) == {"a": "x", "c": [1]}

@@ -7,8 +7,7 @@ from compiler.emit.kueue import kueue_annotations, kueue_api, resource_groups
 from compiler.emit.kueue_quota import cohort_groups
 from compiler.emit.manifest import Manifest
 from compiler.emit.view import ClusterView
-from compiler.emit.yaml_safe import Block
-from compiler.emit.yaml_writer import spec_yaml
+from compiler.emit.yaml_writer import present, spec_yaml
 from compiler.ir import root_cohort
 
 
@@ -26,7 +25,7 @@ def emit(view: ClusterView) -> list[Manifest]:
             builder=spec_yaml,
             values={
                 "api_version": api,
-                "spec": _spec(resourceGroups=resource_groups(cohort_groups(cluster, view.plan))),
+                "spec": present(resourceGroups=resource_groups(cohort_groups(cluster, view.plan))),
             },
             cluster=cluster.name,
             annotations=kueue_annotations(cluster.cluster.source.origin, "spec.kueue", "Cohort"),
@@ -40,15 +39,9 @@ def emit(view: ClusterView) -> list[Manifest]:
                 kind="Cohort",
                 name=child,
                 builder=spec_yaml,
-                values={"api_version": api, "spec": _spec(parentName=root)},
+                values={"api_version": api, "spec": present(parentName=root)},
                 cluster=cluster.name,
                 annotations=kueue_annotations(first.grant.source.origin, "cohort", "Cohort"),
             )
         )
     return manifests
-
-
-def _spec(**fields: object) -> dict[str, object] | Block:
-    """A Cohort's spec of the fields that have a value; `{}` when none has."""
-    spec = {key: value for key, value in fields.items() if value}
-    return spec or Block("{}")

@@ -18,7 +18,7 @@ from compiler.catalog.driver import gpu_device_name, mig_device_name
 from compiler.emit.manifest import Manifest, provenance
 from compiler.emit.view import ClusterView
 from compiler.emit.waves import WAVES
-from compiler.emit.yaml_writer import spec_yaml
+from compiler.emit.yaml_writer import present, spec_yaml
 from compiler.ir import ResolvedCluster, ResolvedPool, ResolvedTaint
 from compiler.ir.sync_options import SKIP_DRY_RUN
 from compiler.names import DNS_SUBDOMAIN_MAX, shortened
@@ -86,11 +86,11 @@ def emit(view: ClusterView) -> list[Manifest]:
                         "spec": {
                             "deviceSelector": {
                                 "driver": cluster.cluster.spec.driver,
-                                **_present(pool=pool, device=device),
+                                **present(pool=pool, device=device),
                             },
                             "taint": {
                                 "key": spec.key,
-                                **_present(value=spec.value),
+                                **present(value=spec.value),
                                 "effect": spec.effect,
                             },
                         },
@@ -104,8 +104,3 @@ def emit(view: ClusterView) -> list[Manifest]:
                 )
             )
     return manifests
-
-
-def _present(**fields: str | None) -> dict[str, str]:
-    """The optional fields that have a value (an empty or absent one is left out)."""
-    return {key: value for key, value in fields.items() if value}

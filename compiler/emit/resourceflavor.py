@@ -6,7 +6,6 @@ from __future__ import annotations
 from compiler.emit.kueue import kueue_annotations, kueue_api
 from compiler.emit.manifest import Manifest
 from compiler.emit.view import ClusterView
-from compiler.emit.yaml_safe import Block
 from compiler.emit.yaml_writer import spec_yaml
 from compiler.ir import HOST_FLAVOR
 from compiler.ir.policy import NodeTaint
@@ -37,10 +36,10 @@ def emit(view: ClusterView) -> list[Manifest]:
     ]
 
 
-def _spec(taints: list[NodeTaint]) -> dict[str, object] | Block:
-    """The flavor's node taints and the tolerations Kueue adds for them; `{}` without any."""
+def _spec(taints: list[NodeTaint]) -> dict[str, object]:
+    """The flavor's node taints and the tolerations Kueue adds for them (none without any)."""
     if not taints:
-        return Block("{}")
+        return {}
     return {
         "nodeTaints": [t.fields() for t in taints],
         "tolerations": [

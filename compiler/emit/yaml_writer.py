@@ -34,9 +34,16 @@ def object_yaml(api_version: str, manifest: Manifest, body: Mapping[str, Any]) -
 
 def spec_yaml(manifest: Manifest) -> str:
     """The YAML of an object that is its `spec` (`values["spec"]`, laid out as it is) at
-    `values["api_version"]`: Kueue's queues and flavors, DeviceTaintRules, Workloads."""
+    `values["api_version"]`: Kueue's queues and flavors, DeviceTaintRules, Workloads. An
+    empty spec is written `spec: {}` (a bare `spec:` would be null)."""
     values = manifest.values
-    return object_yaml(values["api_version"], manifest, {"spec": values["spec"]})
+    return object_yaml(values["api_version"], manifest, {"spec": values["spec"] or Block("{}")})
+
+
+def present(**fields: Any) -> dict[str, Any]:
+    """The optional fields that have a value, in their order (an empty or absent one is left
+    out, as Kubernetes omits it)."""
+    return {key: value for key, value in fields.items() if value}
 
 
 def config_map_yaml(manifest: Manifest) -> str:
