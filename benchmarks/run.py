@@ -390,18 +390,20 @@ Reading the numbers:
   spare a check, and the key of a compile, every file whose lstat has not changed since the
   previous run of the same directory, from its third run on (the first keeps the directory's
   identity, the second its files); a file may be kept once its file system stamped it
-  before the run started (compiler/cache/settled.py), so the third check after a compile
-  already reads nothing but lstats; when each of them is the one out/'s index kept, the
-  index is kept whole by comparing two byte strings, with no lookup per file;
+  before the run started (compiler/cache/settled.py); a compile with the cache leaves the
+  new out/'s index with the files it carried, so a check after it reads only the files it
+  wrote; when each lstat is the one out/'s index kept, the index is kept whole by comparing
+  two byte strings, with no lookup per file;
 - a compile after a one-team change still loads, models and resolves the whole fleet (files
   the cache parsed before are not parsed again, nor read: the policy directory's index
   vouches for their digests), fingerprints only the clusters whose files changed (the others'
   fingerprints are kept under a name of their files), then solves and emits only the
   clusters the team is in (the first in a worker forked and warmed up before load), and
   writes out/: unchanged files are hard links to the old ones, which a process forked at the
-  start of the compile has already made (Speed tricks, below), and their digests come from
-  the cache (their texts stay packed), so the write itself only rewrites what changed and
-  swaps; the old tree goes to the cache's trash, which the next compile's forked process
+  start of the compile has already made (Speed tricks, below), reading only the files of
+  out/ that the last compile wrote (out/'s index has the others), and their digests come
+  from the cache (their texts stay packed), so the write itself only rewrites what changed
+  and swaps; the old tree goes to the cache's trash, which the next compile's forked process
   empties (compiler/write/trash.py);
 - peak RSS is that of the process holding the fleet and every emitted file; importing
   pydantic and the stages takes 56 MiB of it before a policy is read (the solver, the

@@ -308,8 +308,9 @@ def _run(args: argparse.Namespace, output: DiagnosticOutput) -> int:
         for directory, write in _output_directories(args):
             held.enter_context(locked(directory, write=write, timeout=args.lock_timeout))
             if write:  # out/ is carried into staging while the compile runs
-                trash = Trash(cache_directory() / "trash") if uses_cache(args) else None
-                prestage = held.enter_context(prestaging(directory, trash))
+                kept_in = cache_directory() if uses_cache(args) else None
+                trash = Trash(kept_in / "trash") if kept_in is not None else None
+                prestage = held.enter_context(prestaging(directory, trash, kept_in))
         with reading_out(args) as reading:
             cache = compile_cache(args)
             answered = answer_from_record(args, output, cache, reading)

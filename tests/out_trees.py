@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -46,3 +47,34 @@ def read_in_full(out: Path) -> str | None:
     """out/'s digest with every file read: what an index that knows nothing gives (an index
     file that does not exist)."""
     return out_digest(out, FileIndex.open(out.parent / "no-cache", out, OUT_INDEX))
+
+
+def same_size_and_mtime(path: Path, write: Callable[[Path, bytes], object]) -> None:
+    """Flip a byte of `path` by `write`, then give it back its modification time."""
+    before = path.stat()
+    data = bytearray(path.read_bytes())
+    data[0] ^= 0x01
+    write(path, bytes(data))
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns), follow_symlinks=False)
+
+
+def replace(path: Path, data: bytes) -> None:
+    """Put a new file with `data` in the place of `path`."""
+    temporary = path.with_name(path.name + ".new")
+    temporary.write_bytes(data)
+    temporary.replace(path)
+
+
+FILE = "clusters/c1/file-3.yaml"
+"""The file of `tree` that EDITS change."""
+
+EDITS: dict[str, Callable[[Path], object]] = {
+    "edited in place, size and mtime kept": lambda out: same_size_and_mtime(
+        out / FILE, lambda path, data: path.write_bytes(data)
+    ),
+    "replaced, size and mtime kept": lambda out: same_size_and_mtime(out / FILE, replace),
+    "chmodded": lambda out: (out / FILE).chmod(0o600),
+    "removed": lambda out: (out / FILE).unlink(),
+    "added": lambda out: (out / "clusters/c1/new.yaml").write_text("kind: New\n"),
+    "a symlink now": lambda out: ((out / FILE).unlink(), (out / FILE).symlink_to("file-1.yaml")),
+}

@@ -16,7 +16,17 @@ import compiler.cache.settled as settled
 from compiler.cache.file_index import OUT_INDEX, FileIndex
 from compiler.cache.settled import Settled
 from compiler.cache.store import out_digest
-from tests.out_trees import FILES, TICK, counted_reads, read_in_full, tree
+from tests.out_trees import (
+    EDITS,
+    FILE,
+    FILES,
+    TICK,
+    counted_reads,
+    read_in_full,
+    replace,
+    same_size_and_mtime,
+    tree,
+)
 
 
 def _indexed(cache: Path, out: Path) -> str | None:
@@ -43,34 +53,6 @@ def _primed(cache: Path, out: Path) -> str | None:
     digest = _indexed(cache, out)
     assert len(FileIndex.open(cache, out, OUT_INDEX).known) == len(list(out.rglob("*.yaml")))
     return digest
-
-
-def _same_size_and_mtime(path: Path, write: Callable[[Path, bytes], object]) -> None:
-    """Flip a byte of `path` by `write`, then give it back its modification time."""
-    before = path.stat()
-    data = bytearray(path.read_bytes())
-    data[0] ^= 0x01
-    write(path, bytes(data))
-    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns), follow_symlinks=False)
-
-
-def _replace(path: Path, data: bytes) -> None:
-    temporary = path.with_name(path.name + ".new")
-    temporary.write_bytes(data)
-    temporary.replace(path)
-
-
-FILE = "clusters/c1/file-3.yaml"
-EDITS: dict[str, Callable[[Path], object]] = {
-    "edited in place, size and mtime kept": lambda out: _same_size_and_mtime(
-        out / FILE, lambda path, data: path.write_bytes(data)
-    ),
-    "replaced, size and mtime kept": lambda out: _same_size_and_mtime(out / FILE, _replace),
-    "chmodded": lambda out: (out / FILE).chmod(0o600),
-    "removed": lambda out: (out / FILE).unlink(),
-    "added": lambda out: (out / "clusters/c1/new.yaml").write_text("kind: New\n"),
-    "a symlink now": lambda out: ((out / FILE).unlink(), (out / FILE).symlink_to("file-1.yaml")),
-}
 
 
 @pytest.mark.parametrize("edit", EDITS.values(), ids=EDITS.keys())
@@ -158,7 +140,7 @@ def test_a_file_is_kept_only_when_stamped_before_the_check_started(
     if FileIndex.open(cache, out, OUT_INDEX).settled.device is None:
         pytest.skip("no O_TMPFILE here: the file system's clock cannot be read")
     for round_ in range(20):
-        _replace(out / FILE, f"kind: Replaced\nround: {round_}\n".encode())
+        replace(out / FILE, f"kind: Replaced\nround: {round_}\n".encode())
         index = FileIndex.open(cache, out, OUT_INDEX)
         assert out_digest(out, index) == read_in_full(out)
         stamped_before = (out / FILE).stat().st_ctime_ns < index.settled.stamp
@@ -255,7 +237,7 @@ def test_a_check_from_the_record_sees_an_edit_that_keeps_size_and_mtime(
     assert len(compiles) == 1
     assert FileIndex.open(tmp_path / "cache", example_repo / "out", OUT_INDEX).known
     time.sleep(TICK)
-    _same_size_and_mtime(example_repo / "out" / "report.md", lambda p, d: p.write_bytes(d))
+    same_size_and_mtime(example_repo / "out" / "report.md", lambda p, d: p.write_bytes(d))
     answer = run_cli("compile", "--check")
     assert len(compiles) == 2, "an edit of out/ was answered from the record"
     assert answer[0] == 1

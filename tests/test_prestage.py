@@ -20,12 +20,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from compiler.cache.file_index import FileIndex
 from compiler.cli import main
 from compiler.diagnostics import CompileError
 from compiler.write import OWNED_LIST, OutputConflict, write_tree
 from compiler.write import prestage as prestage_module
 from compiler.write.atomic import beside, remove
-from compiler.write.prestage import NICENESS, Prestage, Snapshot, carry_over, snapshot
+from compiler.write.prestage import NICENESS, Prestage, carry_over, snapshot
 from compiler.write.writer import Staged
 from tests.conftest import EXAMPLE, REPO
 
@@ -213,7 +214,8 @@ def test_the_carry_takes_the_snapshot_a_walk_before_it_takes(tmp_path: Path) -> 
     (out / "a" / "link").symlink_to("x.yaml")
     (out / "empty").mkdir()
     before = snapshot(out)
-    staged, found = prestage_module._carry(out, tmp_path / "staging", 1 << 20)
+    carrier = prestage_module._carry(out, tmp_path / "staging", 1 << 20, None)
+    staged, found = carrier.staged(), carrier.found
     assert found == before == snapshot(out)
     assert set(before) == staged.present.files | staged.present.directories
     assert staged.carried == staged.present.files
@@ -432,8 +434,10 @@ def test_the_process_finds_out_changed_after_it_carried_it(
     write_tree(out, {"a/x.yaml": "one\n", "b/y.yaml": "two\n"})
     carry = prestage_module._carry
 
-    def then_a_note(out: Path, staging: Path, max_digested: int) -> tuple[Staged, Snapshot]:
-        carried = carry(out, staging, max_digested)
+    def then_a_note(
+        out: Path, staging: Path, max_digested: int, index: FileIndex | None
+    ) -> prestage_module._Carrier:
+        carried = carry(out, staging, max_digested, index)
         (out / "a" / "notes.txt").write_text("mine\n")
         return carried
 

@@ -1,9 +1,11 @@
 """What a directory's files were when a run last read them, so that the next run reads only
 the files changed since (as git's index spares `git status` from reading the work tree).
 
-Two runs read every file of a directory only to hash it:
+Three runs read every file of a directory only to hash it:
 - a `compile --check` answered from a compile record hashes every file of out/
   (compiler.cache.store.out_digest): on fleet L, 17,000 files and most of the check's time;
+- a compile's prestage hashes every file of out/ to find those the write may keep
+  (compiler.write.prestage);
 - a compile with the cache takes its key of every policy file (compiler.cache.key), and the
   loader finds what it parsed before by the same hashes (compiler.cache.parsed).
 
@@ -24,8 +26,9 @@ An index is of one directory: its device and inode, not only its path. A run tha
 index of the directory it reads keeps that directory's identity only, and the next run of it
 keeps the files: a fresh checkout that CI checks once costs no lstat and no index of 17,000
 entries, while a working tree checked again and again reads only what changed from its third
-run on. (A compile that rewrites out/ swaps in a new directory, so the first check after it
-starts over.)
+run on. A compile with the cache swaps in a new out/, and its prestage saves the new
+directory's index with every file it carried that no one wrote since (relinked): the
+next compile and check read only the files that compile wrote.
 
 One index per directory path and use (OUT_INDEX, POLICY_INDEX) lives in the cache directory,
 written whole or not at all (compiler.cache.files); anything unreadable is an empty index,
@@ -39,7 +42,8 @@ import hashlib
 import os
 import pickle
 from array import array
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import chain
@@ -191,19 +195,62 @@ class FileIndex:
         is unchanged). OSError when it is not a regular file or cannot be read. `found`: the
         file's lstat, where the caller took it already."""
         full = f"{root}/{path}"
-        entry = self.known.get(path)
-        if entry is not None:
+        if path in self.known:
             if found is None:
                 found = file_stat(os.lstat(full))
-            if found == entry[0]:
-                self._keep(path, *entry)
-                return entry[1], None
+            kept = self.kept_digest(path, found)
+            if kept is not None:
+                self._keep(path, found, kept)
+                return kept, None
         # the status is taken before the bytes are read: a change in between is in the
         # bytes, or moves the ctime
         status, data = read_regular(full, limit)
         digest = bytes_digest(data)
         self._keep(path, file_stat(status), digest)
         return digest, data
+
+    def kept_digest(self, path: str, found: FileStat) -> FileDigest | None:
+        """The digest the last run of this directory kept for the file `path`, when `found`
+        is the lstat it kept with it (the bytes are then those it read); else None."""
+        entry = self.known.get(path)
+        return entry[1] if entry is not None and entry[0] == found else None
+
+    def relinked(self, root: Path, read: Mapping[str, Entry]) -> Entries:
+        """The entries, for the next run, of the files of `read` below `root` that no one has
+        written since this run read them (each is in `read` with its lstat then, and the
+        digest of what was read): what a compile's prestage keeps of out/
+        (compiler.write.prestage), which it read (or found in this index), then hard-linked
+        into the tree that replaces out/, and unlinked from the one before. Take them once
+        the run has done so; save them with save_as.
+
+        Linking and unlinking a file moves its change time, so that time cannot say here
+        that it was not written. A file is kept when it is the inode read, of the mode,
+        size and modification time read (a write moves the modification time to now, later
+        than the read, which was of a file settled before this run started), and when it
+        has not changed since this call started (by `Settled`, as any entry). So a file
+        written after the read, and then given back its size and modification time before
+        this call, is taken for the one read: the window of the prestage's own check of out/
+        (an edit during a compile that forges its time stamp back); anything done to it
+        after this call moves its change time, as for any entry."""
+        now = Settled.now(self.directory)
+        kept: dict[str, Entry] = {}
+        for path, (before, digest) in read.items():
+            if not self.settled(before):
+                continue
+            try:
+                found = file_stat(os.lstat(f"{root}/{path}"))
+            except OSError:
+                continue
+            if found[:_WRITTEN] == before[:_WRITTEN] and now(found):
+                kept[path] = (found, digest)
+        return Entries.of(kept)
+
+    def save_as(self, root: Path, entries: Entries) -> None:
+        """Save `entries` as the index of the directory now at `root` (this index's path):
+        the next run of it keeps them."""
+        with suppress(OSError):
+            status = os.lstat(root)
+            _store(self.directory, self.name, (status.st_dev, status.st_ino), entries)
 
     def _keep(self, path: str, found: FileStat, digest: FileDigest) -> None:
         """Keep `path`'s entry for the next run: when the last run was of this directory
@@ -222,8 +269,19 @@ class FileIndex:
         entries = self.saved if self.kept is None else Entries.of(self.kept)
         if self.seen_before and entries == self.saved:
             return
-        stored = (INDEX_FORMAT, self.tree, tuple(entries))
-        put_file(self.directory, self.name, pickle.dumps(stored, protocol=5))
+        _store(self.directory, self.name, self.tree, entries)
+
+
+def _store(directory: Path, name: str, tree: tuple[int, int], entries: Entries) -> None:
+    """Write the index `name` of the directory `tree` (device, inode) into the cache
+    `directory`, whole or not at all."""
+    stored = (INDEX_FORMAT, tree, tuple(entries))
+    put_file(directory, name, pickle.dumps(stored, protocol=5))
+
+
+_WRITTEN = 5
+"""The fields of a FileStat that only writing a file (or replacing or chmodding it) moves:
+all but its change time, which linking it moves too."""
 
 
 def _packed(stats: Sequence[FileStat]) -> bytes:

@@ -8,9 +8,15 @@ tree, so a forked process does it from the start of the compile, with what CPU t
 leaves idle while it loads, resolves and solves (it runs nicer: NICENESS): it reads and
 digests every regular file of out/ and carries each into the staging directory as the
 writer would carry an unchanged one (carry_over). The write then compares digests, rewrites
-what changed and swaps. With the compile cache on, the process first empties the cache's
-trash, where the last compile left its old tree, and this compile's old tree goes there too
-(compiler.write.trash).
+what changed and swaps.
+
+With the compile cache on, the process reads only the files changed since the last compile:
+out/'s index in the cache (compiler.cache.file_index) keeps the digest of each file with its
+lstat, and the process renews it when the write is done, with every file it carried that no
+one wrote since (FileIndex.relinked: carrying links it, which moves its change time). It
+also empties the cache's trash, where the last compile left its old tree, once the write is
+coming (after the carry: removing that tree moves the change times of the files it shares
+with out/), and this compile's old tree goes there too (compiler.write.trash).
 
 out/ itself is only read. The staging directory is the writer's own (`.out.staging`), used
 under out/'s write lock (which the process holds too, inherited, until it ends): whatever a
@@ -42,6 +48,8 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
+from compiler.cache.file_index import OUT_INDEX, Entry, FileIndex
+from compiler.cache.settled import file_stat
 from compiler.file_bytes import FileDigest, bytes_digest, read_open, read_whole
 from compiler.lifetime import STOPPING, die_with_parent, signals_held
 from compiler.write.atomic import beside, remove
@@ -70,11 +78,13 @@ MAX_DIGESTED = 16 << 20
 again if the tree writes there."""
 
 
-def carry_over(out: Path, staging: Path, max_digested: int = MAX_DIGESTED) -> Staged:
+def carry_over(
+    out: Path, staging: Path, max_digested: int = MAX_DIGESTED, index: FileIndex | None = None
+) -> Staged:
     """Carry every file of `out` into the new directory `staging` as the writer carries an
-    unchanged one, and digest every regular file up to `max_digested` bytes: what a
-    prestage does (in-process here)."""
-    return _carry(out, staging, max_digested)[0]
+    unchanged one, and digest every regular file up to `max_digested` bytes (a file `index`
+    kept, unchanged, is not read again): what a prestage does (in-process here)."""
+    return _carry(out, staging, max_digested, index).staged()
 
 
 Snapshot = dict[str, tuple[int, int, int, int]]
@@ -117,32 +127,33 @@ _DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 
-def _carry(out: Path, staging: Path, max_digested: int) -> tuple[Staged, Snapshot]:
+def _carry(out: Path, staging: Path, max_digested: int, index: FileIndex | None) -> _Carrier:
     """carry_over, in one walk of `out` that also takes its snapshot: each entry's status is
     taken before its bytes are read, as a snapshot before the carry would have it."""
-    carrier = _Carrier(str(out), str(staging), {*owned_files(out), OWNED_LIST}, max_digested)
+    owned = {*owned_files(out), OWNED_LIST}
+    carrier = _Carrier(str(out), str(staging), owned, max_digested, index)
     staging.mkdir()
     try:
         with _directory(carrier.out) as descriptor:
             carrier.walk(descriptor, "")
     finally:
         carrier.close()
-    present = Present(
-        frozenset(carrier.files),
-        frozenset(carrier.links),
-        frozenset(carrier.regular),
-        frozenset(carrier.directories),
-    )
-    return Staged(present, carrier.digests, frozenset(carrier.carried)), carrier.found
+    return carrier
 
 
 class _Carrier:
     """One walk of out/ (`_carry`): what it found, and the staging directories made so far
     (a directory is made when the first file carried into it is: as _stage makes them)."""
 
-    def __init__(self, out: str, staging: str, owned: set[str], max_digested: int) -> None:
+    def __init__(
+        self, out: str, staging: str, owned: set[str], max_digested: int, index: FileIndex | None
+    ) -> None:
         self.out, self.staging, self.owned, self.max_digested = out, staging, owned, max_digested
+        self.index = index
+        """out/'s index, if any: a file it kept, unchanged, is not read."""
         self.found: Snapshot = {}
+        self.read: dict[str, Entry] = {}
+        """Each regular file digested, with its lstat then (for FileIndex.relinked)."""
         self.files: set[str] = set()
         self.links: set[str] = set()
         self.regular: set[str] = set()
@@ -151,6 +162,16 @@ class _Carrier:
         self.carried: list[str] = []
         self.made: dict[str, int] = {}
         """A descriptor of each staging directory made, by its path below staging."""
+
+    def staged(self) -> Staged:
+        """What the walk carried, as the writer takes it."""
+        present = Present(
+            frozenset(self.files),
+            frozenset(self.links),
+            frozenset(self.regular),
+            frozenset(self.directories),
+        )
+        return Staged(present, self.digests, frozenset(self.carried))
 
     def walk(self, directory: int, prefix: str) -> None:
         with os.scandir(directory) as entries:
@@ -179,13 +200,19 @@ class _Carrier:
             self.links.add(path)
         elif regular:
             self.regular.add(path)
-            descriptor = os.open(name, _FILE, dir_fd=directory)
-            try:
-                data = read_open(descriptor, self.max_digested + 1, status.st_size)
-            finally:
-                os.close(descriptor)
-            if len(data) <= self.max_digested:
-                self.digests[path] = bytes_digest(data)
+            found = file_stat(status)
+            digest = self.index.kept_digest(path, found) if self.index is not None else None
+            if digest is None:
+                descriptor = os.open(name, _FILE, dir_fd=directory)
+                try:
+                    data = read_open(descriptor, self.max_digested + 1, status.st_size)
+                finally:
+                    os.close(descriptor)
+                if len(data) <= self.max_digested:
+                    digest = bytes_digest(data)
+            if digest is not None:
+                self.digests[path] = digest
+                self.read[path] = (found, digest)
         if path in self.owned and not regular:
             return  # rewritten or removed, never carried
         target = self.target(prefix.rstrip("/"))
@@ -239,7 +266,7 @@ class Prestage:
         pid: int,
         channel: socket.socket,
         no_signal: int,
-        trash: Trash | None = None,
+        trash: Trash | None,
     ) -> None:
         self.staging = staging
         self._trash = trash
@@ -256,10 +283,14 @@ class Prestage:
         self._verdict: bool | None = None
 
     @classmethod
-    def start(cls, out: Path, trash: Trash | None = None) -> Prestage | None:
+    def start(
+        cls, out: Path, trash: Trash | None = None, indexes: Path | None = None
+    ) -> Prestage | None:
         """Start carrying `out` over, or None where there is nothing to carry or no fork
-        (or GPUFLEET_WORKERS=1 asks for one process). The process empties `trash` first,
-        and the trees the write is done with go there (compiler.write.trash)."""
+        (or GPUFLEET_WORKERS=1 asks for one process). The trees the write is done with go to
+        `trash` (compiler.write.trash), which the process empties once the write is coming.
+        `indexes`: the cache directory that holds out/'s index (compiler.cache.file_index),
+        which the process reads and renews."""
         out = out.absolute()
         single = os.environ.get("GPUFLEET_WORKERS") == "1"
         if single or not hasattr(os, "fork") or out.is_symlink() or not out.is_dir():
@@ -287,7 +318,7 @@ class Prestage:
                     theirs.close()
                     return None
                 if pid == 0:  # nothing of the parent's may run here: all of it is in the call
-                    _carry_in_child(out, staging, (theirs, ours), parent, trash)
+                    _carry_in_child(out, staging, (theirs, ours), parent, trash, indexes)
                 theirs.close()
                 prestage = cls(staging, pid, ours, no_signal, trash)
         except BaseException:  # a signal held back, raised as the body ended
@@ -340,13 +371,13 @@ class Prestage:
         """Remove a tree the write is done with (writer.write_tree's `dispose`): into the
         trash, where there is one on its file system; else the process removes it when it
         is the staging directory (the old out/ after the swap, or the carried copy when
-        nothing changed) while the compile finishes, and discard waits for that; any other
-        goes here."""
-        if self._trash is not None and self._trash.put(tree):
-            return
+        nothing changed), and any other goes here. The staging directory is the last tree
+        a write disposes of: the process then removes what is left there and saves out/'s
+        renewed index while the compile finishes (discard waits for that)."""
+        trashed = self._trash is not None and self._trash.put(tree)
         if tree == self.staging and self._channel is not None:
             self._let_go()
-        else:
+        elif not trashed:
             remove(tree)
 
     def discard(self) -> None:
@@ -378,12 +409,15 @@ class Prestage:
 
 
 @contextmanager
-def prestaging(out: Path, trash: Trash | None = None) -> Iterator[Prestage | None]:
+def prestaging(
+    out: Path, trash: Trash | None = None, indexes: Path | None = None
+) -> Iterator[Prestage | None]:
     """A prestage of `out` for the body (None where there is none), discarded after it; the
-    trees the write is done with go to `trash`, if given (Prestage.start).
+    trees the write is done with go to `trash`, and out/'s index is in `indexes`, if given
+    (Prestage.start).
 
     Enter it holding out/'s write lock, which must outlast it."""
-    prestage = Prestage.start(out, trash)
+    prestage = Prestage.start(out, trash, indexes)
     try:
         yield prestage
     finally:
@@ -414,11 +448,15 @@ def _carry_in_child(
     ends: tuple[socket.socket, socket.socket],
     parent: int,
     trash: Trash | None,
+    indexes: Path | None,
 ) -> NoReturn:
     """The forked process, SIGINT and SIGTERM held back: take its own signal handlers, end
     with its `parent` (SIGTERM), close the parent's end of the socket pair (`ends`: its own,
-    the parent's), empty the `trash`, carry `out` over, send the result down its end, answer
-    VERIFY orders, and on END (or when the channel closes) remove the staging directory.
+    the parent's), carry `out` over (with its index in `indexes`, if given), send the result
+    down its end, answer VERIFY orders (after the first, the write is coming: empty the
+    `trash` of the trees it held at the start, then take the renewal of out/'s index while
+    the compile finishes), and on END (or when the channel closes) remove the staging
+    directory and save the renewed index.
 
     When anything else ends it, it removes the staging directory only where the parent
     cannot be using it: before the result was sent, or once the parent is gone. (The parent
@@ -437,15 +475,25 @@ def _carry_in_child(
         channel, parents = ends
         parents.close()
         remove(staging)  # what a killed run left
-        if trash is not None:
-            trash.empty()
-        staged, before = _carry(out, staging, MAX_DIGESTED)
-        data = pickle.dumps(staged, protocol=5)
+        index = FileIndex.open(indexes, out, OUT_INDEX) if indexes is not None else None
+        trashed = trash.trees() if trash is not None else []  # not the trees this run adds
+        carrier = _carry(out, staging, MAX_DIGESTED, index)
+        data = pickle.dumps(carrier.staged(), protocol=5)
         sent = True
         channel.sendall(len(data).to_bytes(_LENGTH, "big") + data)
+        coming, renewed = False, None
         while channel.recv(1) == _VERIFY:
-            channel.sendall(b"1" if snapshot(out) == before else b"0")
+            channel.sendall(b"1" if snapshot(out) == carrier.found else b"0")
+            if not coming:  # the write is coming, and the trees it is done with go there
+                coming = True
+                if trash is not None:
+                    trash.empty(trashed)
+                if index is not None:  # every link to the files carried is made or gone
+                    renewed = index.relinked(out, carrier.read)
         sent = False  # END: the parent is done with it
+        remove(staging)
+        if index is not None and renewed is not None:
+            index.save_as(out, renewed)
     except BaseException:  # any failure is no prestage: the parent stages from nothing
         pass
     finally:

@@ -6,8 +6,10 @@ files, and the old versions of the changed ones), as must a carried copy of out/
 changed in. Removing one of fleet L's trees takes about a tenth of a second of the kernel's
 time, the last thing a one-team compile waited for. With the compile cache on, such a tree is
 instead renamed into the cache directory's `trash/`, at once, where that is on the same file
-system (else it is removed as before), and the next compile removes whatever is there, in its
-prestage process (compiler.write.prestage), beside the stages, before it carries out/ over.
+system (else it is removed as before), and the next compile removes the trees that were there
+when it started, in its prestage process (compiler.write.prestage), beside the stages, once
+its write is coming: after it carried out/ over, as removing a tree moves the change time of
+each file it shares with out/ (which out/'s index would then find changed).
 Nothing is left beside out/; what the trash holds is the cache directory's, which may be
 deleted at any time.
 """
@@ -15,6 +17,7 @@ deleted at any time.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,12 +43,16 @@ class Trash:
             return False
         return True
 
-    def empty(self) -> None:
-        """Remove what the trash holds (what cannot be removed stays, for a later run)."""
+    def trees(self) -> list[str]:
+        """The names of the trees the trash holds now."""
         try:
-            names = os.listdir(self.directory)
+            return os.listdir(self.directory)
         except OSError:
-            return
-        for name in names:
+            return []
+
+    def empty(self, trees: Iterable[str] | None = None) -> None:
+        """Remove the trees named `trees` (by default all it holds now); what cannot be
+        removed stays, for a later run."""
+        for name in self.trees() if trees is None else trees:
             with suppress(OSError):
                 remove(self.directory / name)
