@@ -13,14 +13,14 @@ from pathlib import Path
 import pytest
 
 import compiler.cache.settled as settled
-from compiler.cache.file_index import OUT_INDEX, FileIndex
-from compiler.cache.settled import file_stat
+from compiler.cache.file_index import OUT_INDEX, Entry, FileIndex
+from compiler.cache.settled import Settled, file_stat
 from compiler.cache.store import out_digest
 from compiler.file_bytes import FileDigest, bytes_digest
 from compiler.write import OWNED_LIST, write_tree
 from compiler.write import prestage as prestage_module
 from compiler.write.atomic import remove
-from compiler.write.prestage import MAX_DIGESTED, Prestage, carry_over
+from compiler.write.prestage import MAX_DIGESTED, Prestage, carry_over, snapshot
 from compiler.write.trash import Trash
 from tests.out_trees import EDITS, FILE, TICK, read_in_full
 from tests.test_prestage import until
@@ -98,6 +98,12 @@ def _counted_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return reads
 
 
+def _renew(index: FileIndex, out: Path, read: dict[str, Entry]) -> None:
+    """Save out/'s index as a prestage renews it (with the lstats of a walk after a stamp)."""
+    now = Settled.now(index.directory)
+    index.save_as(out, index.relinked(read, snapshot(out), now))
+
+
 def test_a_compile_keeps_in_the_index_each_file_it_carried_unchanged(tmp_path: Path) -> None:
     out, cache = _compiled_twice(tmp_path)
     known = FileIndex.open(cache, out, OUT_INDEX).known
@@ -159,7 +165,7 @@ def test_a_file_written_after_the_prestage_read_it_is_not_kept(
     time.sleep(TICK)  # a write now has a modification time of its own
     write(out / FILE)
     time.sleep(TICK)
-    index.save_as(out, index.relinked(out, carrier.read))
+    _renew(index, out, carrier.read)
     kept = FileIndex.open(cache, out, OUT_INDEX).known
     assert set(kept) == set(TREE) - {FILE} | {OWNED_LIST}
 
@@ -174,6 +180,6 @@ def test_a_file_changed_after_the_run_started_is_not_kept(tmp_path: Path) -> Non
     _write_in_place(out / FILE)  # after the start (FileIndex.open)
     carrier = prestage_module._carry(out, tmp_path / "staging", MAX_DIGESTED, index)
     time.sleep(TICK)
-    index.save_as(out, index.relinked(out, carrier.read))
+    _renew(index, out, carrier.read)
     kept = FileIndex.open(cache, out, OUT_INDEX).known
     assert set(kept) == set(TREE) - {FILE} | {OWNED_LIST}

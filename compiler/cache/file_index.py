@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import NamedTuple, cast, get_args
 
 from compiler.cache.files import put_file, take_file
-from compiler.cache.settled import FileStat, Settled, file_stat
+from compiler.cache.settled import FileStat, Settled, file_stat, written
 from compiler.file_bytes import FileDigest, bytes_digest, read_regular
 
 INDEX_FORMAT = "gpufleet-file-index/4"
@@ -215,34 +215,32 @@ class FileIndex:
         entry = self.known.get(path)
         return entry[1] if entry is not None and entry[0] == found else None
 
-    def relinked(self, root: Path, read: Mapping[str, Entry]) -> Entries:
-        """The entries, for the next run, of the files of `read` below `root` that no one has
-        written since this run read them (each is in `read` with its lstat then, and the
-        digest of what was read): what a compile's prestage keeps of out/
-        (compiler.write.prestage), which it read (or found in this index), then hard-linked
-        into the tree that replaces out/, and unlinked from the one before. Take them once
-        the run has done so; save them with save_as.
+    def relinked(
+        self, read: Mapping[str, Entry], found: Mapping[str, FileStat], now: Settled
+    ) -> Entries:
+        """The entries, for the next run, of the files of `read` that no one has written
+        since this run read them (each is in `read` with its lstat then, and the digest of
+        what was read), by `found`, their lstats taken after `now`: what a compile's
+        prestage keeps of out/ (compiler.write.prestage), which it read (or found in this
+        index), then hard-linked into the tree that replaces out/, and unlinked from the one
+        before. Take the lstats once the run has done so; save the entries with save_as.
 
         Linking and unlinking a file moves its change time, so that time cannot say here
         that it was not written. A file is kept when it is the inode read, of the mode,
         size and modification time read (a write moves the modification time to now, later
         than the read, which was of a file settled before this run started), and when it
-        has not changed since this call started (by `Settled`, as any entry). So a file
-        written after the read, and then given back its size and modification time before
-        this call, is taken for the one read: the window of the prestage's own check of out/
-        (an edit during a compile that forges its time stamp back); anything done to it
-        after this call moves its change time, as for any entry."""
-        now = Settled.now(self.directory)
+        has not changed since `now` (by `Settled`, as any entry). So a file written after
+        the read, and then given back its size and modification time before `now`, is taken
+        for the one read: the window of the prestage's own check of out/ (an edit during a
+        compile that forges its time stamp back); anything done to it after `now` moves its
+        change time, as for any entry."""
         kept: dict[str, Entry] = {}
         for path, (before, digest) in read.items():
-            if not self.settled(before):
+            after = found.get(path)
+            if after is None or not self.settled(before) or not now(after):
                 continue
-            try:
-                found = file_stat(os.lstat(f"{root}/{path}"))
-            except OSError:
-                continue
-            if found[:_WRITTEN] == before[:_WRITTEN] and now(found):
-                kept[path] = (found, digest)
+            if written(after) == written(before):
+                kept[path] = (after, digest)
         return Entries.of(kept)
 
     def save_as(self, root: Path, entries: Entries) -> None:
@@ -277,11 +275,6 @@ def _store(directory: Path, name: str, tree: tuple[int, int], entries: Entries) 
     `directory`, whole or not at all."""
     stored = (INDEX_FORMAT, tree, tuple(entries))
     put_file(directory, name, pickle.dumps(stored, protocol=5))
-
-
-_WRITTEN = 5
-"""The fields of a FileStat that only writing a file (or replacing or chmodding it) moves:
-all but its change time, which linking it moves too."""
 
 
 def _packed(stats: Sequence[FileStat]) -> bytes:

@@ -47,6 +47,12 @@ def file_stat(status: os.stat_result) -> FileStat:
     )
 
 
+def written(found: FileStat) -> tuple[int, ...]:
+    """The fields of an lstat that only writing, replacing or chmodding the file moves: all
+    but its change time, which linking and unlinking it move too."""
+    return found[:5]
+
+
 @dataclass(frozen=True)
 class Settled:
     """The start of one run, by the system clock and by its cache's file system's clock:

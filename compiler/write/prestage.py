@@ -14,9 +14,9 @@ With the compile cache on, the process reads only the files changed since the la
 out/'s index in the cache (compiler.cache.file_index) keeps the digest of each file with its
 lstat, and the process renews it when the write is done, with every file it carried that no
 one wrote since (FileIndex.relinked: carrying links it, which moves its change time). It
-also empties the cache's trash, where the last compile left its old tree, once the write is
-coming (after the carry: removing that tree moves the change times of the files it shares
-with out/), and this compile's old tree goes there too (compiler.write.trash).
+also empties the cache's trash, where the last compile left its old tree, after the carry
+(removing that tree moves the change times of the files it shares with out/), and this
+compile's old tree goes there too (compiler.write.trash).
 
 out/ itself is only read. The staging directory is the writer's own (`.out.staging`), used
 under out/'s write lock (which the process holds too, inherited, until it ends): whatever a
@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from compiler.cache.file_index import OUT_INDEX, Entry, FileIndex
-from compiler.cache.settled import file_stat
+from compiler.cache.settled import FileStat, Settled, file_stat, written
 from compiler.file_bytes import FileDigest, bytes_digest, read_open, read_whole
 from compiler.lifetime import STOPPING, die_with_parent, signals_held
 from compiler.write.atomic import beside, remove
@@ -87,26 +87,33 @@ def carry_over(
     return _carry(out, staging, max_digested, index).staged()
 
 
-Snapshot = dict[str, tuple[int, int, int, int]]
-"""Every entry below out/ with its inode, mode, size and modification time."""
+Snapshot = dict[str, FileStat]
+"""Every entry below out/ with its lstat."""
 
 
 def snapshot(out: Path) -> Snapshot:
-    """What each entry below `out` is, as far as a write, replacement, move or chmod of it
-    changes (a directory's size and time change with its entries). Not the change time:
-    carrying a file hard-links it, which changes that."""
+    """Every entry below `out` with its lstat."""
     found: Snapshot = {}
     with _directory(str(out)) as descriptor:
         _snapshot(descriptor, "", found)
     return found
 
 
+def unwritten(before: Snapshot, after: Snapshot) -> bool:
+    """Whether nothing below out/ was written, replaced, moved, added, removed or chmodded
+    between two snapshots (a directory's size and times change with its entries): each
+    entry's lstat is the same but for its change time, which carrying a file moves (it
+    hard-links it), as does removing a tree that shares it (the trash)."""
+    return before.keys() == after.keys() and all(
+        written(status) == written(after[path]) for path, status in before.items()
+    )
+
+
 def _snapshot(directory: int, prefix: str, found: Snapshot) -> None:
     with os.scandir(directory) as entries:
         for entry in entries:
             relative = prefix + entry.name
-            status = entry.stat(follow_symlinks=False)
-            found[relative] = (status.st_ino, status.st_mode, status.st_size, status.st_mtime_ns)
+            found[relative] = file_stat(entry.stat(follow_symlinks=False))
             if entry.is_dir(follow_symlinks=False):
                 with _directory(entry.name, directory) as below:
                     _snapshot(below, relative + "/", found)
@@ -178,12 +185,7 @@ class _Carrier:
             for entry in entries:
                 path = prefix + entry.name
                 status = entry.stat(follow_symlinks=False)
-                self.found[path] = (
-                    status.st_ino,
-                    status.st_mode,
-                    status.st_size,
-                    status.st_mtime_ns,
-                )
+                self.found[path] = file_stat(status)
                 if entry.is_dir(follow_symlinks=False):
                     self.directories.add(path)
                     with _directory(entry.name, directory) as below:
@@ -200,7 +202,7 @@ class _Carrier:
             self.links.add(path)
         elif regular:
             self.regular.add(path)
-            found = file_stat(status)
+            found = self.found[path]
             digest = self.index.kept_digest(path, found) if self.index is not None else None
             if digest is None:
                 descriptor = os.open(name, _FILE, dir_fd=directory)
@@ -288,7 +290,7 @@ class Prestage:
     ) -> Prestage | None:
         """Start carrying `out` over, or None where there is nothing to carry or no fork
         (or GPUFLEET_WORKERS=1 asks for one process). The trees the write is done with go to
-        `trash` (compiler.write.trash), which the process empties once the write is coming.
+        `trash` (compiler.write.trash), which the process empties once it has carried out/.
         `indexes`: the cache directory that holds out/'s index (compiler.cache.file_index),
         which the process reads and renews."""
         out = out.absolute()
@@ -453,10 +455,9 @@ def _carry_in_child(
     """The forked process, SIGINT and SIGTERM held back: take its own signal handlers, end
     with its `parent` (SIGTERM), close the parent's end of the socket pair (`ends`: its own,
     the parent's), carry `out` over (with its index in `indexes`, if given), send the result
-    down its end, answer VERIFY orders (after the first, the write is coming: empty the
-    `trash` of the trees it held at the start, then take the renewal of out/'s index while
-    the compile finishes), and on END (or when the channel closes) remove the staging
-    directory and save the renewed index.
+    down its end, empty the `trash` of the trees it held at the start, answer VERIFY orders
+    (with the walk that verifies out/, whose lstats also renew out/'s index), and on END (or
+    when the channel closes) remove the staging directory and save the renewed index.
 
     When anything else ends it, it removes the staging directory only where the parent
     cannot be using it: before the result was sent, or once the parent is gone. (The parent
@@ -481,15 +482,15 @@ def _carry_in_child(
         data = pickle.dumps(carrier.staged(), protocol=5)
         sent = True
         channel.sendall(len(data).to_bytes(_LENGTH, "big") + data)
-        coming, renewed = False, None
+        if trash is not None:  # before the walk below: removing moves change times
+            trash.empty(trashed)
+        renewed = None
         while channel.recv(1) == _VERIFY:
-            channel.sendall(b"1" if snapshot(out) == carrier.found else b"0")
-            if not coming:  # the write is coming, and the trees it is done with go there
-                coming = True
-                if trash is not None:
-                    trash.empty(trashed)
-                if index is not None:  # every link to the files carried is made or gone
-                    renewed = index.relinked(out, carrier.read)
+            now = Settled.now(index.directory) if index is not None else None
+            found = snapshot(out)
+            channel.sendall(b"1" if unwritten(carrier.found, found) else b"0")
+            if index is not None and now is not None:  # every link to them is made or gone
+                renewed = index.relinked(carrier.read, found, now)
         sent = False  # END: the parent is done with it
         remove(staging)
         if index is not None and renewed is not None:

@@ -7,9 +7,9 @@ changed in. Removing one of fleet L's trees takes about a tenth of a second of t
 time, the last thing a one-team compile waited for. With the compile cache on, such a tree is
 instead renamed into the cache directory's `trash/`, at once, where that is on the same file
 system (else it is removed as before), and the next compile removes the trees that were there
-when it started, in its prestage process (compiler.write.prestage), beside the stages, once
-its write is coming: after it carried out/ over, as removing a tree moves the change time of
-each file it shares with out/ (which out/'s index would then find changed).
+when it started, in its prestage process (compiler.write.prestage), beside the stages, after
+it carried out/ over: removing a tree moves the change time of each file it shares with
+out/, which out/'s index would then find changed.
 Nothing is left beside out/; what the trash holds is the cache directory's, which may be
 deleted at any time.
 """
