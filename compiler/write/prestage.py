@@ -268,7 +268,7 @@ class Prestage:
         pid: int,
         channel: socket.socket,
         no_signal: int,
-        trash: Trash | None,
+        trash: Trash | None = None,
     ) -> None:
         self.staging = staging
         self._trash = trash
