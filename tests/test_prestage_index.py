@@ -177,6 +177,8 @@ def test_a_file_changed_after_the_run_started_is_not_kept(tmp_path: Path) -> Non
     write_tree(out, TREE)
     time.sleep(TICK)
     index = FileIndex.open(cache, out, OUT_INDEX)
+    if index.settled.device is None:  # the system clock's start may be a tick ahead
+        pytest.skip("no O_TMPFILE here: the file system's clock cannot be read")
     _write_in_place(out / FILE)  # after the start (FileIndex.open)
     carrier = prestage_module._carry(out, tmp_path / "staging", MAX_DIGESTED, index)
     time.sleep(TICK)
