@@ -60,6 +60,7 @@ def _compile(out: Path, tree: dict[str, str], cache: Path) -> None:
 def _compiled_twice(tmp_path: Path) -> tuple[Path, Path]:
     """out/ and the cache after a compile of TREE, then one that changed OTHER."""
     out, cache = tmp_path / "out", tmp_path / "cache"
+    cache.mkdir()  # where the file system's clock is read
     write_tree(out, TREE)
     time.sleep(TICK)
     _compile(out, {**TREE, OTHER: "kind: Thing\nindex: changed\n"}, cache)
@@ -158,6 +159,7 @@ def test_a_file_written_after_the_prestage_read_it_is_not_kept(
     """Between the read and the renewal only carrying a file may change it: one written, or
     chmodded, or gone since is not kept (its change time cannot tell: carrying moves it)."""
     out, cache = tmp_path / "out", tmp_path / "cache"
+    cache.mkdir()  # where the file system's clock is read
     write_tree(out, TREE)
     time.sleep(TICK)
     index = FileIndex.open(cache, out, OUT_INDEX)
@@ -174,6 +176,7 @@ def test_a_file_changed_after_the_run_started_is_not_kept(tmp_path: Path) -> Non
     """A file read that changed after the prestage started could change again within the
     same tick and keep every time it had: it is read again by the next run."""
     out, cache = tmp_path / "out", tmp_path / "cache"
+    cache.mkdir()  # where the file system's clock is read
     write_tree(out, TREE)
     time.sleep(TICK)
     index = FileIndex.open(cache, out, OUT_INDEX)
