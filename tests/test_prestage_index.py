@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import compiler.cache.settled as settled
-from compiler.cache.file_index import OUT_INDEX, Entry, FileIndex
+from compiler.cache.file_index import OUT_INDEX, FileIndex
 from compiler.cache.settled import Settled, file_stat
 from compiler.cache.store import out_digest
 from compiler.file_bytes import FileDigest, bytes_digest
@@ -99,10 +99,10 @@ def _counted_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return reads
 
 
-def _renew(index: FileIndex, out: Path, read: dict[str, Entry]) -> None:
+def _renew(index: FileIndex, out: Path, carrier: prestage_module._Carrier) -> None:
     """Save out/'s index as a prestage renews it (with the lstats of a walk after a stamp)."""
     now = Settled.now(index.directory)
-    index.save_as(out, index.relinked(read, snapshot(out), now))
+    index.save_as(out, index.relinked(carrier.digests, carrier.found, snapshot(out), now))
 
 
 def test_a_compile_keeps_in_the_index_each_file_it_carried_unchanged(tmp_path: Path) -> None:
@@ -167,7 +167,7 @@ def test_a_file_written_after_the_prestage_read_it_is_not_kept(
     time.sleep(TICK)  # a write now has a modification time of its own
     write(out / FILE)
     time.sleep(TICK)
-    _renew(index, out, carrier.read)
+    _renew(index, out, carrier)
     kept = FileIndex.open(cache, out, OUT_INDEX).known
     assert set(kept) == set(TREE) - {FILE} | {OWNED_LIST}
 
@@ -185,6 +185,6 @@ def test_a_file_changed_after_the_run_started_is_not_kept(tmp_path: Path) -> Non
     _write_in_place(out / FILE)  # after the start (FileIndex.open)
     carrier = prestage_module._carry(out, tmp_path / "staging", MAX_DIGESTED, index)
     time.sleep(TICK)
-    _renew(index, out, carrier.read)
+    _renew(index, out, carrier)
     kept = FileIndex.open(cache, out, OUT_INDEX).known
     assert set(kept) == set(TREE) - {FILE} | {OWNED_LIST}

@@ -216,11 +216,15 @@ class FileIndex:
         return entry[1] if entry is not None and entry[0] == found else None
 
     def relinked(
-        self, read: Mapping[str, Entry], found: Mapping[str, FileStat], now: Settled
+        self,
+        digests: Mapping[str, FileDigest],
+        read: Mapping[str, FileStat],
+        found: Mapping[str, FileStat],
+        now: Settled,
     ) -> Entries:
-        """The entries, for the next run, of the files of `read` that no one has written
-        since this run read them (each is in `read` with its lstat then, and the digest of
-        what was read), by `found`, their lstats taken after `now`: what a compile's
+        """The entries, for the next run, of the files of `digests` (the digest of each as
+        this run read it, its lstat then in `read`) that no one has written since, by
+        `found`, their lstats taken after `now`: what a compile's
         prestage keeps of out/ (compiler.write.prestage), which it read (or found in this
         index), then hard-linked into the tree that replaces out/, and unlinked from the one
         before. Take the lstats once the run has done so; save the entries with save_as.
@@ -235,8 +239,8 @@ class FileIndex:
         compile that forges its time stamp back); anything done to it after `now` moves its
         change time, as for any entry."""
         kept: dict[str, Entry] = {}
-        for path, (before, digest) in read.items():
-            after = found.get(path)
+        for path, digest in digests.items():
+            before, after = read[path], found.get(path)
             if after is None or not self.settled(before) or not now(after):
                 continue
             if written(after) == written(before):

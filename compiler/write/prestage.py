@@ -48,7 +48,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
-from compiler.cache.file_index import OUT_INDEX, Entry, FileIndex
+from compiler.cache.file_index import OUT_INDEX, FileIndex
 from compiler.cache.settled import FileStat, Settled, file_stat, written
 from compiler.file_bytes import FileDigest, bytes_digest, read_open, read_whole
 from compiler.lifetime import STOPPING, die_with_parent, signals_held
@@ -159,8 +159,6 @@ class _Carrier:
         self.index = index
         """out/'s index, if any: a file it kept, unchanged, is not read."""
         self.found: Snapshot = {}
-        self.read: dict[str, Entry] = {}
-        """Each regular file digested, with its lstat then (for FileIndex.relinked)."""
         self.files: set[str] = set()
         self.links: set[str] = set()
         self.regular: set[str] = set()
@@ -202,8 +200,8 @@ class _Carrier:
             self.links.add(path)
         elif regular:
             self.regular.add(path)
-            found = self.found[path]
-            digest = self.index.kept_digest(path, found) if self.index is not None else None
+            index = self.index
+            digest = index.kept_digest(path, self.found[path]) if index is not None else None
             if digest is None:
                 descriptor = os.open(name, _FILE, dir_fd=directory)
                 try:
@@ -214,7 +212,6 @@ class _Carrier:
                     digest = bytes_digest(data)
             if digest is not None:
                 self.digests[path] = digest
-                self.read[path] = (found, digest)
         if path in self.owned and not regular:
             return  # rewritten or removed, never carried
         target = self.target(prefix.rstrip("/"))
@@ -490,7 +487,7 @@ def _carry_in_child(
             found = snapshot(out)
             channel.sendall(b"1" if unwritten(carrier.found, found) else b"0")
             if index is not None and now is not None:  # every link to them is made or gone
-                renewed = index.relinked(carrier.read, found, now)
+                renewed = index.relinked(carrier.digests, carrier.found, found, now)
         sent = False  # END: the parent is done with it
         remove(staging)
         if index is not None and renewed is not None:
